@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a worker needs from a transport: the next request (already copied
+ * out of the shared ring, so the worker validates a private copy), a way
+ * to post a response, and the session's arena mapped in its own address
+ * space.  `local` (memfd + eventfds) and `xen` (/dev/xcuda-back) implement
+ * it.
+ */
+#ifndef XCUDA_DAEMON_TRANSPORT_H
+#define XCUDA_DAEMON_TRANSPORT_H
+
+#include <stdint.h>
+
+#include "xcuda/proto.h"
+
+struct xd_chan;
+
+struct xd_chan_ops {
+	const char *name;
+	/*
+	 * Copies the next request into @req.  Waits up to @timeout_ms (-1:
+	 * forever; spins briefly first).  Returns 1 with a request, 0 on
+	 * timeout, -EPIPE when the guest has gone, -EPROTO when the guest
+	 * broke the ring (the session must end).
+	 */
+	int (*next)(struct xd_chan *c, struct xcuda_request *req,
+		    int timeout_ms);
+	/* Queues one response; rings the doorbell unless @more. */
+	int (*reply)(struct xd_chan *c, const struct xcuda_response *rsp,
+		     int more);
+	void (*close)(struct xd_chan *c);
+};
+
+struct xd_chan {
+	const struct xd_chan_ops *ops;
+	uint8_t *arena;		/* the session's arena, mapped here */
+	uint64_t arena_size;
+	uint32_t session;
+	void *priv;
+};
+
+#endif /* XCUDA_DAEMON_TRANSPORT_H */

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the guest library needs from a transport: somewhere to put requests,
+ * somewhere to get responses from, and a mapped arena.  The `local`
+ * transport (memfd ring + eventfds) and the `xen` transport (/dev/xcuda)
+ * implement it; everything above is shared.
+ */
+#ifndef XCUDA_GUEST_TRANSPORT_H
+#define XCUDA_GUEST_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xcuda/proto.h"
+
+struct xc_transport;
+
+struct xc_transport_ops {
+	const char *name;
+	/*
+	 * Queues @n requests for the peer and rings its doorbell once.
+	 * The caller guarantees that no more than ring_slots requests are
+	 * outstanding.  Returns 0 or a negative errno (-EPIPE: peer gone).
+	 */
+	int (*submit)(struct xc_transport *t, const struct xcuda_request *req,
+		      unsigned int n);
+	/*
+	 * Copies up to @max responses out of the ring.  Waits up to
+	 * @timeout_ms for the first one (-1: forever; it spins briefly
+	 * before sleeping).  Returns how many were copied, 0 on timeout,
+	 * or a negative errno (-EPIPE: the peer has gone).
+	 */
+	int (*receive)(struct xc_transport *t, struct xcuda_response *rsp,
+		       unsigned int max, int timeout_ms);
+	void (*close)(struct xc_transport *t);
+};
+
+struct xc_transport {
+	const struct xc_transport_ops *ops;
+	void *arena;		/* mapped shared arena */
+	uint64_t arena_size;
+	uint32_t session;	/* id the peer assigned */
+	unsigned int ring_slots;	/* most requests in flight */
+	void *priv;		/* the transport's own state */
+};
+
+/* Connect options; zero means the transport's default. */
+struct xc_transport_opts {
+	const char *path;	/* local: socket path */
+	uint64_t arena_size;
+	unsigned int ring_order;
+};
+
+/* Each returns 0 and fills @t, or a negative errno. */
+int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o);
+
+#endif /* XCUDA_GUEST_TRANSPORT_H */

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The `local` transport: the xcuda ring and arena in one shared memory
+ * object (memfd) between a guest process and its xcudad worker on the same
+ * host, eventfd doorbells, and a handshake over a unix stream socket.
+ *
+ * Handshake: the guest connects to the socket (XCUDA_SOCKET, default
+ * XCUDA_LOCAL_SOCKET_DEFAULT) and sends one struct xcuda_local_hello.  The
+ * daemon forks the session's worker, which answers with one struct
+ * xcuda_local_welcome and, in the same message (SCM_RIGHTS), three file
+ * descriptors: the memfd, the request doorbell (guest -> worker) and the
+ * response doorbell (worker -> guest).  The memfd holds the shared ring in
+ * its first (PAGE << ring_order) bytes and the arena right after it.  The
+ * socket then stays open and carries nothing: its hang-up tells either end
+ * that the other has gone.
+ */
+#ifndef XCUDA_LOCAL_H
+#define XCUDA_LOCAL_H
+
+#include <stdint.h>
+
+#define XCUDA_LOCAL_SOCKET_DEFAULT	"/run/xcuda/xcudad.sock"
+#define XCUDA_LOCAL_SOCKET_ENV		"XCUDA_SOCKET"
+#define XCUDA_LOCAL_MAGIC		0x78637564u	/* "xcud" */
+#define XCUDA_LOCAL_VERSION		1
+
+struct xcuda_local_hello {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t ring_order;	/* wanted; the worker may lower it */
+	uint32_t rsvd;
+	uint64_t arena_size;	/* wanted; the worker may lower it */
+};
+
+struct xcuda_local_welcome {
+	uint32_t magic;
+	uint32_t version;
+	int32_t status;		/* 0, or a negative errno: no fds follow */
+	uint32_t ring_order;
+	uint64_t arena_size;
+	uint32_t session;	/* the session id requests must carry */
+	uint32_t rsvd;
+};
+
+#endif /* XCUDA_LOCAL_H */

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xcuda wire protocol: the request/response slots of the xcuda I/O ring and
+ * the fixed argument layout of every command.
+ *
+ * This header is shared by the guest library, xcuda-front.ko, xcuda-back.ko
+ * and xcudad, so it compiles both in the kernel and in user space.  The ring
+ * itself comes from Xen's public ring.h (DEFINE_RING_TYPES); it is included,
+ * never copied.
+ *
+ * All fields are little-endian, naturally aligned, and fixed-size: a struct
+ * here never contains a pointer or a size_t.  Bulk bytes never ride in the
+ * ring; they live in the session's arena, which requests address by offset
+ * and length.  See docs/protocol.md.
+ */
+#ifndef XCUDA_PROTO_H
+#define XCUDA_PROTO_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/stddef.h>
+#include <xen/interface/io/ring.h>
+#else
+#include <stddef.h>
+#include <stdint.h>
+/* Xen's ring.h leaves the barriers to its includer in user space. */
+#ifndef xen_mb
+#define xen_mb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define xen_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define xen_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
+#endif
+#include <xen/io/ring.h>
+#endif
+
+#define XCUDA_PROTO_VERSION	1
+
+/* Feature bits negotiated by XCUDA_OP_OPEN: the answer is the intersection. */
+#define XCUDA_FEAT_POSTED	(1u << 0)	/* posted (fire-and-forget) calls */
+#define XCUDA_FEAT_PINNED_ARENA	(1u << 1)	/* worker pins arena extents */
+#define XCUDA_FEAT_ECHO		(1u << 2)	/* diagnostic echo/checksum */
+#define XCUDA_FEATURES_ALL	(XCUDA_FEAT_POSTED | XCUDA_FEAT_PINNED_ARENA | \
+				 XCUDA_FEAT_ECHO)
+
+/* Request flags. */
+#define XCUDA_RF_POSTED		(1u << 0)	/* sender will not wait for it */
+
+/* Limits that both ends enforce. */
+#define XCUDA_REQ_INLINE	224	/* inline argument bytes per request */
+#define XCUDA_RSP_INLINE	40	/* inline result bytes per response */
+#define XCUDA_NAME_MAX		1024	/* symbol names, including the NUL */
+#define XCUDA_MAX_PARAMS	1024	/* kernel parameters reported */
+#define XCUDA_MAX_ARGS_BYTES	32768	/* packed kernel argument bytes */
+#define XCUDA_MAX_MODULE	(256u << 20)	/* one fatbinary */
+#define XCUDA_MAX_HANDLES	4096	/* streams, events, modules, functions */
+#define XCUDA_MAX_DEVICES	64
+
+/*
+ * Handles.  Streams, events, modules and kernels are named on the wire by
+ * small integers that index the worker's per-session tables, never by
+ * Dom0 pointers.  Stream handle 0 is the legacy default stream, 1 and 2
+ * keep CUDA's cudaStreamLegacy and cudaStreamPerThread meanings.
+ */
+#define XCUDA_STREAM_LEGACY	1u
+#define XCUDA_STREAM_PER_THREAD	2u
+#define XCUDA_HANDLE_FIRST	16u	/* first handle a table hands out */
+
+struct xcuda_req_hdr {
+	uint16_t op;		/* XCUDA_OP_* */
+	uint16_t flags;		/* XCUDA_RF_* */
+	uint16_t device;	/* the calling thread's current device */
+	uint16_t len;		/* argument bytes used in args[] */
+	uint32_t session;	/* from XCUDA_OP_OPEN's answer */
+	uint32_t rsvd;		/* must be zero */
+	uint64_t id;		/* echoed in the response */
+	uint32_t data_off;	/* arena extent of the command's blob */
+	uint32_t data_len;
+};
+
+struct xcuda_request {
+	struct xcuda_req_hdr hdr;
+	uint8_t args[XCUDA_REQ_INLINE];
+};
+
+struct xcuda_response {
+	uint64_t id;		/* the request's id */
+	uint16_t op;		/* the request's op */
+	uint16_t flags;		/* the request's flags */
+	int32_t status;		/* a cudaError_t value, 0 for success */
+	uint32_t len;		/* result bytes used in out[] */
+	uint32_t rsvd;
+	uint8_t out[XCUDA_RSP_INLINE];
+};
+
+DEFINE_RING_TYPES(xcuda, struct xcuda_request, struct xcuda_response);
+
+/* Ring pages: one order per end, as in Xen's multi-page ring protocols. */
+#define XCUDA_PAGE_SIZE		4096u
+#define XCUDA_MAX_RING_ORDER	4
+#define XCUDA_RING_SIZE(order) \
+	__CONST_RING_SIZE(xcuda, XCUDA_PAGE_SIZE << (order))
+
+/* True if [off, off + len) lies inside an arena of @size bytes. */
+static inline int xcuda_extent_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/* ------------------------------------------------------------------ */
+/* Argument and result layouts, one pair per command.                 */
+
+struct xcuda_none {
+	uint8_t unused[0];
+};
+
+struct xcuda_open_args {
+	uint32_t version;	/* highest version the guest speaks */
+	uint32_t features;	/* XCUDA_FEAT_* the guest wants */
+	uint64_t arena_size;	/* as the guest mapped it */
+};
+
+struct xcuda_open_res {
+	uint32_t version;	/* version both will speak */
+	uint32_t features;	/* features both will use */
+	int32_t device_count;	/* -1 if init failed */
+	int32_t init_status;	/* cudaError_t of the worker's runtime init */
+	int32_t driver_version;
+	int32_t runtime_version;
+};
+
+struct xcuda_echo_args {
+	uint32_t seed;		/* folded into the checksum */
+	uint32_t fill;		/* 1: worker overwrites the extent */
+	uint32_t pattern;	/* byte value written when fill is set */
+	uint32_t rsvd;
+};
+
+struct xcuda_echo_res {
+	uint64_t checksum;	/* FNV-1a 64 of the extent, seeded */
+	uint64_t bytes;
+};
+
+struct xcuda_dev_args {
+	int32_t device;
+	uint32_t rsvd;
+};
+
+struct xcuda_attr_args {
+	int32_t attr;
+	int32_t device;
+};
+
+struct xcuda_int_res {
+	int32_t value;
+	uint32_t rsvd;
+};
+
+struct xcuda_u32_args {
+	uint32_t value;
+	uint32_t rsvd;
+};
+
+struct xcuda_limit_args {
+	int32_t limit;
+	uint32_t rsvd;
+	uint64_t value;
+};
+
+struct xcuda_u64_res {
+	uint64_t value;
+};
+
+struct xcuda_meminfo_res {
+	uint64_t free;
+	uint64_t total;
+};
+
+struct xcuda_malloc_args {
+	uint64_t size;
+};
+
+struct xcuda_ptr_args {
+	uint64_t ptr;
+};
+
+struct xcuda_pitch_args {
+	uint64_t width;
+	uint64_t height;
+};
+
+struct xcuda_pitch_res {
+	uint64_t ptr;
+	uint64_t pitch;
+};
+
+/* Copy directions on the wire: the host side is always an arena offset. */
+enum xcuda_copy_dir {
+	XCUDA_COPY_H2D = 1,	/* src is an arena offset */
+	XCUDA_COPY_D2H = 2,	/* dst is an arena offset */
+	XCUDA_COPY_D2D = 3,
+};
+
+#define XCUDA_COPY_ASYNC	(1u << 0)	/* stream-ordered, no host sync */
+
+struct xcuda_memcpy_args {
+	uint64_t dst;
+	uint64_t src;
+	uint64_t count;
+	uint32_t dir;		/* enum xcuda_copy_dir */
+	uint32_t flags;		/* XCUDA_COPY_* */
+	uint32_t stream;
+	uint32_t rsvd;
+};
+
+struct xcuda_memcpy2d_args {
+	uint64_t dst;
+	uint64_t dpitch;
+	uint64_t src;
+	uint64_t spitch;
+	uint64_t width;
+	uint64_t height;
+	uint32_t dir;
+	uint32_t flags;
+	uint32_t stream;
+	uint32_t rsvd;
+};
+
+struct xcuda_memset_args {
+	uint64_t ptr;
+	uint64_t count;
+	int32_t value;
+	uint32_t flags;		/* XCUDA_COPY_ASYNC */
+	uint32_t stream;
+	uint32_t rsvd;
+};
+
+/* Pins (or unpins) an arena extent in the worker; data_off/len name it. */
+struct xcuda_pin_args {
+	uint32_t flags;		/* cudaHostRegister* flags */
+	uint32_t rsvd;
+};
+
+struct xcuda_pin_res {
+	uint64_t device_ptr;	/* for cudaHostAllocMapped, else 0 */
+};
+
+struct xcuda_stream_create_args {
+	uint32_t flags;
+	int32_t priority;
+};
+
+struct xcuda_handle_args {
+	uint32_t handle;
+	uint32_t rsvd;
+};
+
+struct xcuda_handle_res {
+	uint32_t handle;
+	uint32_t rsvd;
+};
+
+struct xcuda_stream_wait_args {
+	uint32_t stream;
+	uint32_t event;
+	uint32_t flags;
+	uint32_t rsvd;
+};
+
+struct xcuda_event_record_args {
+	uint32_t event;
+	uint32_t stream;
+};
+
+struct xcuda_elapsed_args {
+	uint32_t start;
+	uint32_t end;
+};
+
+struct xcuda_float_res {
+	float value;
+	uint32_t rsvd;
+};
+
+/*
+ * Fatbinaries travel in pieces of at most the data extent: MODULE_DATA
+ * appends, the last piece carries XCUDA_MOD_LAST and loads the module.
+ */
+#define XCUDA_MOD_FIRST		(1u << 0)
+#define XCUDA_MOD_LAST		(1u << 1)
+
+struct xcuda_module_args {
+	uint64_t total;		/* size of the whole fatbinary */
+	uint64_t offset;	/* where this piece goes */
+	uint64_t hash;		/* FNV-1a 64 of the whole image */
+	uint32_t flags;		/* XCUDA_MOD_* */
+	uint32_t rsvd;
+};
+
+/* Looks a module-level symbol up; the NUL-terminated name is the extent. */
+struct xcuda_symbol_args {
+	uint32_t module;
+	uint32_t rsvd;
+};
+
+/* FUNC_GET writes XCUDA_MAX_PARAMS at most of these into its extent. */
+struct xcuda_param {
+	uint32_t offset;
+	uint32_t size;
+};
+
+struct xcuda_func_res {
+	uint32_t handle;
+	uint32_t nparams;
+	uint32_t args_size;	/* bytes the packed arguments need */
+	uint32_t rsvd;
+};
+
+struct xcuda_var_res {
+	uint64_t ptr;
+	uint64_t size;
+};
+
+struct xcuda_launch_args {
+	uint32_t func;
+	uint32_t stream;
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t shmem;
+	uint32_t args_len;	/* packed bytes: inline if they fit, else extent */
+	uint8_t args[XCUDA_REQ_INLINE - 40];
+};
+
+struct xcuda_func_attr_args {
+	uint32_t func;
+	int32_t attr;
+	int32_t value;
+	uint32_t rsvd;
+};
+
+struct xcuda_occupancy_args {
+	uint32_t func;
+	int32_t block_size;
+	uint64_t shmem;
+	uint32_t flags;
+	uint32_t rsvd;
+};
+
+/*
+ * The command table.  Every forwarded call is described once in
+ * xcuda/calls.def; these expand it.
+ */
+enum xcuda_op {
+	XCUDA_OP_INVALID = 0,
+#define XCUDA_CALL(name, num, flags, args, res, data) XCUDA_OP_##name = num,
+#include "calls.def"
+#undef XCUDA_CALL
+	XCUDA_OP_MAX
+};
+
+/* Command flags, the third column of calls.def. */
+#define XCUDA_CF_POSTABLE	(1u << 0)	/* may be sent posted */
+#define XCUDA_CF_CUDA		(1u << 1)	/* needs the CUDA runtime */
+#define XCUDA_CF_VARARGS	(1u << 2)	/* args may be shorter (launch) */
+
+/* Data extent use, the last column of calls.def. */
+enum xcuda_data {
+	XCUDA_DATA_NONE = 0,	/* data_off and data_len must be zero */
+	XCUDA_DATA_IN,		/* guest wrote it, worker reads it */
+	XCUDA_DATA_OUT,		/* worker writes it */
+	XCUDA_DATA_INOUT,
+	XCUDA_DATA_OPT_IN,	/* optional input (may be empty) */
+};
+
+#endif /* XCUDA_PROTO_H */

@@ -1,0 +1,106 @@
+# xcuda: top-level build.
+#
+#   make            build everything this machine can build
+#   make check      every test this machine can run (installs what it needs)
+#   make check-gpu  the CUDA programs natively and through xcuda (GPU host)
+#   make demo       the main job: a CUDA sample through xcudad
+#
+# SANITIZE=1 builds user space with ASan and UBSan.
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+B         := build
+
+CC        ?= gcc
+CSTD      := -std=c11 -D_GNU_SOURCE
+WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	     -Wmissing-prototypes
+CFLAGS    ?= -O2 -g
+ifeq ($(SANITIZE),1)
+CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer \
+	     -fno-sanitize-recover=undefined
+LDFLAGS   += -fsanitize=address,undefined
+endif
+CPPFLAGS  := -I. -Iinclude -I$(CUDA_HOME)/include
+XCFLAGS    = $(CSTD) $(WARN) $(CFLAGS) -fPIC -pthread -MMD -MP
+CUDART    := -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
+
+# guest-lib: api_*.c export the CUDA runtime API; the rest is internals
+# that unit tests may link too.
+GUEST_API  := $(wildcard guest-lib/api_*.c)
+GUEST_INT  := $(filter-out $(GUEST_API),$(wildcard guest-lib/*.c))
+GUEST_OBJ  := $(GUEST_API:%.c=$(B)/%.o) $(GUEST_INT:%.c=$(B)/%.o)
+GUEST_SO   := $(B)/lib/libcudart.so.13
+GUEST_EXPORTS := guest-lib/exports/libcudart.so.13.syms
+
+DAEMON_MAIN := dom0-daemon/xcudad.c
+DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c))
+XCUDAD      := $(B)/bin/xcudad
+
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+
+.PHONY: all deps check check-unit check-cpu check-gpu demo clean
+
+all: $(GUEST_SO) $(XCUDAD) $(UNIT_BIN)
+
+deps:
+	@tools/deps.sh
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(XCFLAGS) -c $< -o $@
+
+# The stubs cover every export that no api_*.c defines.
+$(B)/guest-lib/impl.syms: $(GUEST_OBJ)
+	@mkdir -p $(dir $@)
+	nm --defined-only -g $(GUEST_OBJ) | awk 'NF==3 && $$2=="T" {print $$3}' \
+		| sort -u > $@
+
+$(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map: \
+		$(GUEST_EXPORTS) $(B)/guest-lib/impl.syms tools/gen-stubs.sh
+	tools/gen-stubs.sh $(GUEST_EXPORTS) $(B)/guest-lib/impl.syms \
+		$(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map
+
+$(B)/guest-lib/gen/stubs.o: $(B)/guest-lib/gen/stubs.c
+	$(CC) $(CPPFLAGS) -Iguest-lib $(XCFLAGS) -c $< -o $@
+
+$(GUEST_SO): $(GUEST_OBJ) $(B)/guest-lib/gen/stubs.o $(B)/guest-lib/gen/libcudart.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -pthread -Wl,-soname,libcudart.so.13 \
+		-Wl,--version-script,$(B)/guest-lib/gen/libcudart.map \
+		-Wl,-z,defs -o $@ $(GUEST_OBJ) $(B)/guest-lib/gen/stubs.o \
+		$(LDFLAGS) -lrt
+	ln -sf libcudart.so.13 $(B)/lib/libcudart.so
+
+$(B)/libxcguest.a: $(GUEST_INT:%.c=$(B)/%.o)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/libxcdaemon.a: $(DAEMON_INT:%.c=$(B)/%.o)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(XCUDAD): $(B)/dom0-daemon/xcudad.o $(B)/libxcdaemon.a
+	@mkdir -p $(dir $@)
+	$(CC) -pthread -o $@ $^ $(LDFLAGS) $(CUDART)
+
+$(B)/tests/%: tests/unit/%.c $(B)/libxcguest.a $(B)/libxcdaemon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(XCFLAGS) -o $@ $< \
+		$(B)/libxcguest.a $(B)/libxcdaemon.a $(LDFLAGS) $(CUDART)
+
+check: deps
+	$(MAKE) all
+	tests/run-unit.sh $(B)
+
+check-gpu: all
+	tests/cuda/run-compare.sh --gpu $(B)
+
+demo: all
+	tools/demo.sh $(B)
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -200,6 +200,11 @@ enum xcuda_copy_dir {
 };
 
 #define XCUDA_COPY_ASYNC	(1u << 0)	/* stream-ordered, no host sync */
+/*
+ * The host side is a staging block that the guest reuses as soon as the
+ * answer arrives: the worker answers only once the copy has completed.
+ */
+#define XCUDA_COPY_STAGED	(1u << 1)
 
 struct xcuda_memcpy_args {
 	uint64_t dst;

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device management.  The device count, properties and attributes do not
+ * change while a process runs, so each is asked for once and answered
+ * locally after that; everything else is a round trip.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest.h"
+
+#define XC_ATTR_MAX 256
+
+static pthread_mutex_t xc_dev_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cudaDeviceProp *xc_prop_cache[XCUDA_MAX_DEVICES];
+static int xc_attr_cache[XCUDA_MAX_DEVICES][XC_ATTR_MAX];
+static unsigned char xc_attr_known[XCUDA_MAX_DEVICES][XC_ATTR_MAX];
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+	struct xc_session *s;
+	cudaError_t err = xc_ready(&s);
+
+	if (err)
+		return xc_ret(err);
+	if (!count)
+		return xc_ret(cudaErrorInvalidValue);
+	*count = s->info.device_count;
+	return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+	struct xcuda_dev_args a = { device, 0 };
+	cudaError_t err;
+
+	err = xc_forward(XCUDA_OP_SET_DEVICE, &a, NULL);
+	if (!err)
+		xc_set_cur_device(device);
+	return err;
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+	struct xc_session *s;
+	cudaError_t err = xc_ready(&s);
+
+	if (err)
+		return xc_ret(err);
+	if (!device)
+		return xc_ret(cudaErrorInvalidValue);
+	*device = xc_cur_device();
+	return cudaSuccess;
+}
+
+cudaError_t xc_props(int dev, const struct cudaDeviceProp **p)
+{
+	struct xcuda_dev_args a = { dev, 0 };
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	struct cudaDeviceProp *prop;
+	struct xc_session *s;
+	cudaError_t err = xc_ready(&s);
+	uint64_t off, got, id;
+
+	if (err)
+		return err;
+	if (dev < 0 || dev >= s->info.device_count)
+		return cudaErrorInvalidDevice;
+	pthread_mutex_lock(&xc_dev_lock);
+	if (xc_prop_cache[dev]) {
+		*p = xc_prop_cache[dev];
+		goto out;
+	}
+	prop = malloc(sizeof(*prop));
+	if (!prop) {
+		err = cudaErrorMemoryAllocation;
+		goto out;
+	}
+	pthread_mutex_lock(&s->lock);
+	off = xc_staging_get(s, sizeof(*prop), sizeof(*prop), &got);
+	if (off == UINT64_MAX) {
+		err = cudaErrorMemoryAllocation;
+	} else {
+		xc_req_init(&req, XCUDA_OP_GET_DEVICE_PROPERTIES, sizeof(a));
+		memcpy(req.args, &a, sizeof(a));
+		req.hdr.data_off = (uint32_t)off;
+		req.hdr.data_len = sizeof(*prop);
+		err = xc_send_locked(s, &req, UINT64_MAX, &id);
+		if (!err)
+			err = xc_wait_locked(s, id, &rsp);
+		if (!err)
+			err = (cudaError_t)rsp.status;
+		if (!err)
+			memcpy(prop, xc_arena_ptr(s, off), sizeof(*prop));
+		xc_arena_release(s->staging, off);
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (err) {
+		free(prop);
+		goto out;
+	}
+	/* Strings from the peer are terminated here, whatever it sent. */
+	prop->name[sizeof(prop->name) - 1] = '\0';
+	xc_prop_cache[dev] = prop;
+	*p = prop;
+out:
+	pthread_mutex_unlock(&xc_dev_lock);
+	return err;
+}
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+	const struct cudaDeviceProp *p;
+	cudaError_t err;
+
+	if (!prop)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_props(device, &p);
+	if (err)
+		return xc_ret(err);
+	*prop = *p;
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
+				   int device)
+{
+	struct xcuda_attr_args a = { attr, device };
+	struct xcuda_int_res r;
+	cudaError_t err;
+	int cache = device >= 0 && device < XCUDA_MAX_DEVICES &&
+		    (int)attr >= 0 && attr < XC_ATTR_MAX;
+
+	if (!value)
+		return xc_ret(cudaErrorInvalidValue);
+	if (cache && __atomic_load_n(&xc_attr_known[device][attr],
+				     __ATOMIC_ACQUIRE)) {
+		*value = xc_attr_cache[device][attr];
+		return cudaSuccess;
+	}
+	err = xc_forward(XCUDA_OP_DEVICE_GET_ATTRIBUTE, &a, &r);
+	if (err)
+		return err;
+	*value = r.value;
+	if (cache) {
+		xc_attr_cache[device][attr] = r.value;
+		__atomic_store_n(&xc_attr_known[device][attr], 1,
+				 __ATOMIC_RELEASE);
+	}
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+	return xc_forward(XCUDA_OP_DEVICE_SYNCHRONIZE, NULL, NULL);
+}
+
+cudaError_t cudaDeviceReset(void)
+{
+	cudaError_t err = xc_forward(XCUDA_OP_DEVICE_RESET, NULL, NULL);
+
+	/* The reset freed every device allocation of the process. */
+	if (!err)
+		xc_range_drop_kind(XC_R_DEVICE);
+	return err;
+}
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
+	struct xcuda_u32_args a = { flags, 0 };
+
+	return xc_forward(XCUDA_OP_SET_DEVICE_FLAGS, &a, NULL);
+}
+
+cudaError_t cudaGetDeviceFlags(unsigned int *flags)
+{
+	struct xcuda_int_res r;
+	cudaError_t err;
+
+	if (!flags)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_forward(XCUDA_OP_GET_DEVICE_FLAGS, NULL, &r);
+	if (!err)
+		*flags = (unsigned int)r.value;
+	return err;
+}
+
+cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
+{
+	struct xcuda_limit_args a = { limit, 0, 0 };
+	struct xcuda_u64_res r;
+	cudaError_t err;
+
+	if (!pValue)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_forward(XCUDA_OP_DEVICE_GET_LIMIT, &a, &r);
+	if (!err)
+		*pValue = r.value;
+	return err;
+}
+
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
+{
+	struct xcuda_limit_args a = { limit, 0, value };
+
+	return xc_forward(XCUDA_OP_DEVICE_SET_LIMIT, &a, NULL);
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_mem, size_t *total)
+{
+	struct xcuda_meminfo_res r;
+	cudaError_t err;
+
+	err = xc_forward(XCUDA_OP_MEM_GET_INFO, NULL, &r);
+	if (err)
+		return err;
+	if (free_mem)
+		*free_mem = r.free;
+	if (total)
+		*total = r.total;
+	return cudaSuccess;
+}

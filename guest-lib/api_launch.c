@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Registration and launch of kernels, as CUDA 13's nvcc lowers <<<>>>:
+ * __cudaPushCallConfiguration, then the stub's __cudaPopCallConfiguration,
+ * __cudaGetKernel and __cudaLaunchKernel.  A launch packs the argument
+ * bytes by the layout the worker reported, and is posted: its error comes
+ * back at the next synchronising call, except for the configuration errors
+ * that CUDA reports at once, which are checked here against the device's
+ * cached limits.
+ */
+#include <string.h>
+
+#include "guest.h"
+#include "ptsz.h"
+
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
+void __cudaUnregisterFatBinary(void **fatCubinHandle);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun,
+			    char *deviceFun, const char *deviceName,
+			    int thread_limit, uint3 *tid, uint3 *bid,
+			    dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar,
+		       char *deviceAddress, const char *deviceName, int ext,
+		       size_t size, int constant, int global);
+char __cudaInitModule(void **fatCubinHandle);
+unsigned int __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim,
+					 size_t sharedMem, void *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
+				       size_t *sharedMem, void *stream);
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *funcAddr);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim,
+			       dim3 blockDim, void **args, size_t sharedMem,
+			       cudaStream_t stream);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
+				    dim3 blockDim, void **args,
+				    size_t sharedMem, cudaStream_t stream);
+
+void **__cudaRegisterFatBinary(void *fatCubin)
+{
+	return xc_reg_fatbin(fatCubin);
+}
+
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
+{
+	(void)fatCubinHandle;
+}
+
+void __cudaUnregisterFatBinary(void **fatCubinHandle)
+{
+	xc_unreg_fatbin(fatCubinHandle);
+}
+
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun,
+			    char *deviceFun, const char *deviceName,
+			    int thread_limit, uint3 *tid, uint3 *bid,
+			    dim3 *bDim, dim3 *gDim, int *wSize)
+{
+	(void)deviceFun; (void)thread_limit; (void)tid; (void)bid;
+	(void)bDim; (void)gDim; (void)wSize;
+	xc_reg_func(fatCubinHandle, hostFun, deviceName);
+}
+
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar,
+		       char *deviceAddress, const char *deviceName, int ext,
+		       size_t size, int constant, int global)
+{
+	(void)deviceAddress; (void)ext; (void)constant; (void)global;
+	xc_reg_var(fatCubinHandle, hostVar, deviceName, size);
+}
+
+char __cudaInitModule(void **fatCubinHandle)
+{
+	(void)fatCubinHandle;
+	return 1;
+}
+
+unsigned int __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim,
+					 size_t sharedMem, void *stream)
+{
+	struct xc_launch_cfg c = { gridDim, blockDim, sharedMem, stream };
+
+	return xc_cfg_push(&c) ? 1 : 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
+				       size_t *sharedMem, void *stream)
+{
+	struct xc_launch_cfg c;
+
+	if (xc_cfg_pop(&c))
+		return cudaErrorMissingConfiguration;
+	*gridDim = c.grid;
+	*blockDim = c.block;
+	*sharedMem = c.shmem;
+	*(cudaStream_t *)stream = c.stream;
+	return cudaSuccess;
+}
+
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *funcAddr)
+{
+	struct xc_func *f = xc_func_by_host(funcAddr);
+
+	if (!kernel)
+		return cudaErrorInvalidValue;
+	if (!f)
+		return cudaErrorInvalidDeviceFunction;
+	*kernel = (cudaKernel_t)f;
+	return cudaSuccess;
+}
+
+/* The configuration errors CUDA reports synchronously. */
+static cudaError_t xc_check_config(const struct cudaDeviceProp *p, dim3 g,
+				   dim3 b)
+{
+	if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z)
+		return cudaErrorInvalidConfiguration;
+	if (b.x > (unsigned int)p->maxThreadsDim[0] ||
+	    b.y > (unsigned int)p->maxThreadsDim[1] ||
+	    b.z > (unsigned int)p->maxThreadsDim[2] ||
+	    (uint64_t)b.x * b.y * b.z > (uint64_t)p->maxThreadsPerBlock)
+		return cudaErrorInvalidConfiguration;
+	if (g.x > (unsigned int)p->maxGridSize[0] ||
+	    g.y > (unsigned int)p->maxGridSize[1] ||
+	    g.z > (unsigned int)p->maxGridSize[2])
+		return cudaErrorInvalidConfiguration;
+	return cudaSuccess;
+}
+
+static cudaError_t xc_launch(struct xc_func *f, dim3 g, dim3 b, void **args,
+			     size_t shmem, cudaStream_t stream, int per_thread)
+{
+	struct xcuda_launch_args *a;
+	const struct cudaDeviceProp *p;
+	struct xcuda_request req;
+	struct xc_session *s;
+	cudaError_t err = xc_ready(&s);
+	uint64_t blk = UINT64_MAX, got;
+	uint8_t *buf;
+	uint32_t i, sh;
+
+	if (err)
+		return xc_ret(err);
+	if (!f || f->magic != XC_FUNC_MAGIC)
+		return xc_ret(cudaErrorInvalidDeviceFunction);
+	if (xc_stream_handle(stream, per_thread, &sh))
+		return xc_ret(cudaErrorInvalidResourceHandle);
+	err = xc_props(xc_cur_device(), &p);
+	if (!err)
+		err = xc_check_config(p, g, b);
+	if (err)
+		return xc_ret(err);
+
+	pthread_mutex_lock(&s->lock);
+	err = xc_func_resolve(s, f);
+	if (err)
+		goto out;
+	xc_req_init(&req, XCUDA_OP_LAUNCH, sizeof(*a));
+	a = (struct xcuda_launch_args *)req.args;
+	a->func = f->handle;
+	a->stream = sh;
+	a->grid[0] = g.x; a->grid[1] = g.y; a->grid[2] = g.z;
+	a->block[0] = b.x; a->block[1] = b.y; a->block[2] = b.z;
+	if (shmem > UINT32_MAX) {
+		err = cudaErrorInvalidValue;
+		goto out;
+	}
+	a->shmem = (uint32_t)shmem;
+	a->args_len = f->args_size;
+	if (f->args_size <= sizeof(a->args)) {
+		buf = a->args;
+		req.hdr.len = (uint16_t)(offsetof(struct xcuda_launch_args,
+						  args) + f->args_size);
+	} else {
+		blk = xc_staging_get(s, f->args_size, f->args_size, &got);
+		if (blk == UINT64_MAX) {
+			err = cudaErrorMemoryAllocation;
+			goto out;
+		}
+		buf = xc_arena_ptr(s, blk);
+		req.hdr.data_off = (uint32_t)blk;
+		req.hdr.data_len = f->args_size;
+		req.hdr.len = offsetof(struct xcuda_launch_args, args);
+	}
+	if (f->nparams && !args) {
+		err = cudaErrorInvalidValue;
+		if (blk != UINT64_MAX)
+			xc_arena_release(s->staging, blk);
+		goto out;
+	}
+	for (i = 0; i < f->nparams; i++)
+		memcpy(buf + f->params[i].offset, args[i], f->params[i].size);
+	err = xc_post_locked(s, &req, blk);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return xc_ret(err);
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim,
+			       dim3 blockDim, void **args, size_t sharedMem,
+			       cudaStream_t stream)
+{
+	return xc_launch(xc_func_by_kernel(kernel), gridDim, blockDim, args,
+			 sharedMem, stream, 0);
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
+				    dim3 blockDim, void **args,
+				    size_t sharedMem, cudaStream_t stream)
+{
+	return xc_launch(xc_func_by_kernel(kernel), gridDim, blockDim, args,
+			 sharedMem, stream, 1);
+}
+
+/* A kernel named by its host stub, or by a cudaKernel_t we handed out. */
+static struct xc_func *xc_func_lookup(const void *func)
+{
+	struct xc_func *f = xc_func_by_host(func);
+
+	return f ? f : xc_func_by_kernel(func);
+}
+
+cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
+			     void **args, size_t sharedMem,
+			     cudaStream_t stream)
+{
+	return xc_launch(xc_func_lookup(func), gridDim, blockDim, args,
+			 sharedMem, stream, 0);
+}
+
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim,
+				  dim3 blockDim, void **args,
+				  size_t sharedMem, cudaStream_t stream)
+{
+	return xc_launch(xc_func_lookup(func), gridDim, blockDim, args,
+			 sharedMem, stream, 1);
+}
+
+/* Resolves @func for a query.  Returns with the session lock held. */
+static cudaError_t xc_func_locked(const void *func, struct xc_session **sp,
+				  struct xc_func **fp)
+{
+	struct xc_func *f = xc_func_lookup(func);
+	cudaError_t err = xc_ready(sp);
+
+	if (err)
+		return err;
+	if (!f)
+		return cudaErrorInvalidDeviceFunction;
+	pthread_mutex_lock(&(*sp)->lock);
+	err = xc_func_resolve(*sp, f);
+	if (err) {
+		pthread_mutex_unlock(&(*sp)->lock);
+		return err;
+	}
+	*fp = f;
+	return cudaSuccess;
+}
+
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
+				  const void *func)
+{
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	struct xc_session *s;
+	struct xc_func *f;
+	uint64_t off, got, id;
+	cudaError_t err;
+
+	if (!attr)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_func_locked(func, &s, &f);
+	if (err)
+		return xc_ret(err);
+	off = xc_staging_get(s, sizeof(*attr), sizeof(*attr), &got);
+	if (off == UINT64_MAX) {
+		err = cudaErrorMemoryAllocation;
+		goto out;
+	}
+	xc_req_init(&req, XCUDA_OP_FUNC_GET_ATTRIBUTES,
+		    sizeof(struct xcuda_handle_args));
+	((struct xcuda_handle_args *)req.args)->handle = f->handle;
+	req.hdr.data_off = (uint32_t)off;
+	req.hdr.data_len = sizeof(*attr);
+	err = xc_send_locked(s, &req, UINT64_MAX, &id);
+	if (!err)
+		err = xc_wait_locked(s, id, &rsp);
+	if (!err)
+		err = (cudaError_t)rsp.status;
+	if (!err)
+		memcpy(attr, xc_arena_ptr(s, off), sizeof(*attr));
+	xc_arena_release(s->staging, off);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return xc_ret(err);
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr,
+				 int value)
+{
+	struct xcuda_func_attr_args a = { 0 };
+	struct xc_session *s;
+	struct xc_func *f;
+	cudaError_t err;
+
+	err = xc_func_locked(func, &s, &f);
+	if (err)
+		return xc_ret(err);
+	a.func = f->handle;
+	a.attr = attr;
+	a.value = value;
+	pthread_mutex_unlock(&s->lock);
+	err = xc_forward(XCUDA_OP_FUNC_SET_ATTRIBUTE, &a, NULL);
+	if (!err && attr == cudaFuncAttributeMaxDynamicSharedMemorySize)
+		f->max_dyn_smem = value;
+	return err;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+	int *numBlocks, const void *func, int blockSize,
+	size_t dynamicSMemSize, unsigned int flags)
+{
+	struct xcuda_occupancy_args a = { 0 };
+	struct xcuda_int_res r;
+	struct xc_session *s;
+	struct xc_func *f;
+	cudaError_t err;
+
+	if (!numBlocks)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_func_locked(func, &s, &f);
+	if (err)
+		return xc_ret(err);
+	a.func = f->handle;
+	pthread_mutex_unlock(&s->lock);
+	a.block_size = blockSize;
+	a.shmem = dynamicSMemSize;
+	a.flags = flags;
+	err = xc_forward(XCUDA_OP_OCCUPANCY, &a, &r);
+	if (!err)
+		*numBlocks = r.value;
+	return err;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+	int *numBlocks, const void *func, int blockSize,
+	size_t dynamicSMemSize)
+{
+	return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+		numBlocks, func, blockSize, dynamicSMemSize,
+		cudaOccupancyDefault);
+}

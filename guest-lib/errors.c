@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Error names, messages and the per-thread last error, answered locally
+ * with the real runtime's exact text (error_table.inc is generated from
+ * it by tools/gen-error-table.c).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest.h"
+
+struct xc_error_desc {
+	int code;
+	const char *name;
+	const char *string;
+};
+
+static const struct xc_error_desc xc_errors[] = {
+#define XC_ERROR(c, n, s) { c, n, s },
+#include "error_table.inc"
+#undef XC_ERROR
+};
+
+static const struct xc_error_desc *xc_error_find(int err)
+{
+	size_t lo = 0, hi = sizeof(xc_errors) / sizeof(xc_errors[0]);
+
+	/* The table is sorted by code. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (xc_errors[mid].code == err)
+			return &xc_errors[mid];
+		if (xc_errors[mid].code < err)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+const char *xc_error_name(int err)
+{
+	const struct xc_error_desc *d = xc_error_find(err);
+
+	return d ? d->name : XC_ERROR_UNKNOWN;
+}
+
+const char *xc_error_string(int err)
+{
+	const struct xc_error_desc *d = xc_error_find(err);
+
+	return d ? d->string : XC_ERROR_UNKNOWN;
+}
+
+static __thread cudaError_t xc_last;
+
+cudaError_t xc_ret(cudaError_t err)
+{
+	if (err != cudaSuccess)
+		xc_last = err;
+	return err;
+}
+
+cudaError_t xc_last_error(int reset)
+{
+	cudaError_t err = xc_last;
+
+	if (reset)
+		xc_last = cudaSuccess;
+	return err;
+}
+
+static int xc_quiet(void)
+{
+	const char *q = getenv("XCUDA_QUIET");
+
+	return q && *q && strcmp(q, "0");
+}
+
+void xc_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (xc_quiet())
+		return;
+	va_start(ap, fmt);
+	fputs("xcuda: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void xc_warn_once(int *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (__atomic_exchange_n(key, 1, __ATOMIC_RELAXED) || xc_quiet())
+		return;
+	va_start(ap, fmt);
+	fputs("xcuda: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the guest library: the session with xcudad, the arena
+ * allocator, per-thread state and the registries of fatbinaries, kernels,
+ * variables and memory ranges.  The exported CUDA API (api_*.c) is built
+ * on these.
+ */
+#ifndef XCUDA_GUEST_H
+#define XCUDA_GUEST_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+#include "transport.h"
+
+/* ---- errors (errors.c) ---- */
+
+const char *xc_error_name(int err);
+const char *xc_error_string(int err);
+/* Records @err as the calling thread's last error unless it is success. */
+cudaError_t xc_ret(cudaError_t err);
+cudaError_t xc_last_error(int reset);
+
+/* Logs once per @key (a static flag) to stderr unless XCUDA_QUIET=1. */
+void xc_warn_once(int *key, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void xc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- the arena (arena.c) ---- */
+
+struct xc_arena;
+
+struct xc_arena *xc_arena_new(uint64_t base, uint64_t size);
+void xc_arena_free_all(struct xc_arena *a);
+/* Returns an offset, or UINT64_MAX when nothing fits. */
+uint64_t xc_arena_alloc(struct xc_arena *a, uint64_t size, uint64_t align);
+/* Frees the block at @off; returns its size, or 0 if none starts there. */
+uint64_t xc_arena_release(struct xc_arena *a, uint64_t off);
+/* The size of the block that contains @off, its start in *start. */
+uint64_t xc_arena_find(struct xc_arena *a, uint64_t off, uint64_t *start);
+
+/* ---- the session (session.c) ---- */
+
+#define XC_STAGING_DEFAULT	(32u << 20)
+#define XC_CHUNK_DEFAULT	(4u << 20)
+
+struct xc_pending {
+	uint64_t id;
+	uint16_t op;
+	uint8_t state;		/* XC_P_* */
+	uint8_t posted;
+	uint64_t staging;	/* arena offset to free on answer, or ~0 */
+	struct xcuda_response rsp;
+};
+
+enum { XC_P_FREE, XC_P_WAIT, XC_P_DONE };
+
+struct xc_session {
+	struct xc_transport t;
+	pthread_mutex_t lock;		/* the ring, ids, pending[] */
+	uint64_t next_id;
+	unsigned int inflight;
+	struct xc_pending *pending;	/* ring_slots entries, by id */
+	int dead;			/* cudaError_t once the peer is gone */
+	cudaError_t latched;		/* first failed posted call */
+	struct xc_arena *staging;	/* [0, staging_size) */
+	struct xc_arena *heap;		/* pinned host allocations */
+	uint64_t staging_size;
+	uint64_t chunk;
+	struct xcuda_open_res info;
+};
+
+/*
+ * Returns the session, opening it on first use; NULL with *err set when
+ * xcudad cannot be reached (then every call answers *err).
+ */
+struct xc_session *xc_session_get(cudaError_t *err);
+
+/*
+ * One round trip for @op, with argument and result sizes from calls.def;
+ * records a failure as the thread's last error.
+ */
+cudaError_t xc_forward(uint16_t op, const void *args, void *res);
+/* Posts @op without waiting; its error comes back later. */
+cudaError_t xc_post(uint16_t op, const void *args);
+uint16_t xc_op_args_size(uint16_t op);
+/* Folds answers already in and any latched error into the last error. */
+void xc_poll_latched(void);
+/*
+ * The session, and the error every GPU call must answer now: the peer is
+ * gone, or the worker's CUDA runtime failed to initialise.
+ */
+cudaError_t xc_ready(struct xc_session **s);
+
+/* Fills the common header of @req for @op, with @len argument bytes. */
+void xc_req_init(struct xcuda_request *req, uint16_t op, uint16_t len);
+
+/*
+ * Synchronous call: sends @req and waits for its answer, copying up to
+ * @res_len result bytes to @res.  Returns the call's status, or an error
+ * latched from an earlier posted call if the call itself succeeded.
+ */
+cudaError_t xc_call(struct xc_session *s, struct xcuda_request *req,
+		    void *res, size_t res_len);
+/* Same with the session lock already held. */
+cudaError_t xc_call_locked(struct xc_session *s, struct xcuda_request *req,
+			   void *res, size_t res_len);
+/*
+ * Posts @req without waiting; @staging (or ~0) is freed when its answer
+ * comes.  Lock held.  Returns an error only when the session is dead.
+ */
+cudaError_t xc_post_locked(struct xc_session *s, struct xcuda_request *req,
+			   uint64_t staging);
+/*
+ * Submits without waiting and returns the id; xc_wait_locked() then fills
+ * @rsp with its answer (its status is the call's) or fails when the
+ * session is gone.
+ */
+cudaError_t xc_send_locked(struct xc_session *s, struct xcuda_request *req,
+			   uint64_t staging, uint64_t *id);
+cudaError_t xc_wait_locked(struct xc_session *s, uint64_t id,
+			   struct xcuda_response *rsp);
+/* Takes the latched asynchronous error, if any.  Lock held. */
+cudaError_t xc_take_latched(struct xc_session *s);
+
+/*
+ * A staging block of at most @want bytes (at least @min), waiting for
+ * answers to free one if needed.  Lock held.  Returns the offset or ~0.
+ */
+uint64_t xc_staging_get(struct xc_session *s, uint64_t want, uint64_t min,
+			uint64_t *got);
+
+static inline void *xc_arena_ptr(struct xc_session *s, uint64_t off)
+{
+	return (uint8_t *)s->t.arena + off;
+}
+
+/* True if [p, p+len) lies in the arena; its offset in *off. */
+int xc_in_arena(struct xc_session *s, const void *p, size_t len,
+		uint64_t *off);
+
+/* ---- per-thread state (thread.c) ---- */
+
+int xc_cur_device(void);
+void xc_set_cur_device(int dev);
+
+struct xc_launch_cfg {
+	dim3 grid, block;
+	size_t shmem;
+	cudaStream_t stream;
+};
+
+int xc_cfg_push(const struct xc_launch_cfg *cfg);
+int xc_cfg_pop(struct xc_launch_cfg *cfg);
+
+/* ---- handles ---- */
+
+/* A guest cudaStream_t/cudaEvent_t is the wire handle as a pointer. */
+int xc_stream_handle(cudaStream_t s, int per_thread, uint32_t *h);
+int xc_event_handle(cudaEvent_t e, uint32_t *h);
+
+/* ---- device properties cache (api_device.c) ---- */
+
+cudaError_t xc_props(int dev, const struct cudaDeviceProp **p);
+
+/* ---- memory ranges (ranges.c) ---- */
+
+enum xc_range_kind { XC_R_DEVICE, XC_R_HOST_PINNED, XC_R_HOST_REGISTERED };
+
+struct xc_range {
+	uintptr_t start;
+	size_t size;
+	int kind;
+	int device;
+	uint64_t arena_off;	/* pinned: offset in the arena */
+	uint64_t devptr;	/* pinned+mapped: device address */
+	unsigned int flags;
+};
+
+int xc_range_add(const struct xc_range *r);
+/* Removes the range starting exactly at @start of @kind; 0 if found. */
+int xc_range_del(uintptr_t start, int kind, struct xc_range *out);
+/* Finds the range containing @p; 0 if found. */
+int xc_range_find(uintptr_t p, struct xc_range *out);
+void xc_range_drop_kind(int kind);
+
+/* ---- copies (copy.c) ---- */
+
+cudaError_t xc_memcpy(void *dst, const void *src, size_t count,
+		      enum cudaMemcpyKind kind, cudaStream_t stream,
+		      int async, int per_thread);
+cudaError_t xc_memcpy2d(void *dst, size_t dpitch, const void *src,
+			size_t spitch, size_t width, size_t height,
+			enum cudaMemcpyKind kind, cudaStream_t stream,
+			int async, int per_thread);
+
+/* ---- fatbinaries, kernels and variables (registry.c) ---- */
+
+struct xc_module;
+
+struct xc_func {
+	uint32_t magic;
+	struct xc_module *mod;
+	const void *host_fun;
+	char *name;
+	uint32_t handle;	/* 0 until resolved with the worker */
+	uint32_t nparams;
+	uint32_t args_size;
+	struct xcuda_param *params;
+	int max_dyn_smem;	/* cached limit, -1 unknown */
+};
+
+#define XC_FUNC_MAGIC 0x78636b66u
+
+struct xc_var {
+	struct xc_module *mod;
+	const void *host_var;
+	char *name;
+	size_t size;
+	uint64_t dptr;		/* 0 until resolved */
+};
+
+void **xc_reg_fatbin(void *wrapper);
+void xc_reg_func(void **mod, const char *host_fun, const char *name);
+void xc_reg_var(void **mod, const char *host_var, const char *name,
+		size_t size);
+void xc_unreg_fatbin(void **mod);
+
+/* Finds a kernel by host stub address, or by its cudaKernel_t. */
+struct xc_func *xc_func_by_host(const void *host_fun);
+struct xc_func *xc_func_by_kernel(const void *kernel);
+/* Uploads its module and learns its layout, once.  Lock held. */
+cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f);
+/* Finds a variable by host shadow address and resolves it. */
+cudaError_t xc_var_resolve(struct xc_session *s, const void *host_var,
+			   struct xc_var **out);
+
+#endif /* XCUDA_GUEST_H */

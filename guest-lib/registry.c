@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the program's CUDA constructors register (fatbinaries, kernels,
+ * device variables), and their lazy resolution with the worker: a module
+ * is uploaded the first time one of its kernels or variables is used, and
+ * each kernel's parameter layout is learnt once, from the real runtime.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest.h"
+#include "xcuda/hash.h"
+
+#define XC_FATBINC_MAGIC	0x466243b1u
+#define XC_FATBIN_MAGIC		0xba55ed50u
+
+/* What nvcc's registration code passes to __cudaRegisterFatBinary. */
+struct xc_fatbin_wrapper {
+	int magic;
+	int version;
+	const void *data;
+	void *filename_or_fatbins;
+};
+
+/* The fatbinary's own header: its size is header_size + fat_size. */
+struct xc_fatbin_header {
+	uint32_t magic;
+	uint16_t version;
+	uint16_t header_size;
+	uint64_t fat_size;
+};
+
+struct xc_module {
+	void *cookie;		/* the handle CUDA code stores is &cookie */
+	const void *image;
+	uint64_t size;
+	int bad;		/* not a fatbinary we understand */
+	struct xc_session *sess;	/* where it is loaded */
+	uint32_t handle;
+	cudaError_t load_err;
+};
+
+/* A tiny pointer-keyed hash map; entries are never removed. */
+#define XC_MAP_BITS 10
+
+struct xc_map_ent {
+	const void *key;
+	void *val;
+	struct xc_map_ent *next;
+};
+
+struct xc_map {
+	struct xc_map_ent *b[1u << XC_MAP_BITS];
+};
+
+static pthread_mutex_t xc_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xc_map xc_funcs_by_host, xc_funcs_by_self, xc_vars;
+
+static unsigned int xc_map_hash(const void *key)
+{
+	uint64_t k = (uintptr_t)key * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned int)(k >> (64 - XC_MAP_BITS));
+}
+
+static void *xc_map_get(struct xc_map *m, const void *key)
+{
+	struct xc_map_ent *e;
+
+	for (e = m->b[xc_map_hash(key)]; e; e = e->next)
+		if (e->key == key)
+			return e->val;
+	return NULL;
+}
+
+static int xc_map_put(struct xc_map *m, const void *key, void *val)
+{
+	unsigned int h = xc_map_hash(key);
+	struct xc_map_ent *e = malloc(sizeof(*e));
+
+	if (!e)
+		return -1;
+	e->key = key;
+	e->val = val;
+	e->next = m->b[h];
+	m->b[h] = e;
+	return 0;
+}
+
+void **xc_reg_fatbin(void *wrapper)
+{
+	const struct xc_fatbin_wrapper *w = wrapper;
+	struct xc_module *m = calloc(1, sizeof(*m));
+	const struct xc_fatbin_header *h;
+
+	if (!m)
+		return NULL;
+	m->bad = 1;
+	if (w && (uint32_t)w->magic == XC_FATBINC_MAGIC && w->data) {
+		h = w->data;
+		if (h->magic == XC_FATBIN_MAGIC && h->header_size >= sizeof(*h)
+		    && h->fat_size <= XCUDA_MAX_MODULE) {
+			m->image = h;
+			m->size = h->header_size + h->fat_size;
+			m->bad = 0;
+		}
+	}
+	return &m->cookie;
+}
+
+static struct xc_module *xc_module_of(void **handle)
+{
+	return (struct xc_module *)handle;
+}
+
+void xc_reg_func(void **mod, const char *host_fun, const char *name)
+{
+	struct xc_func *f = calloc(1, sizeof(*f));
+
+	if (!f || !mod)
+		goto fail;
+	f->magic = XC_FUNC_MAGIC;
+	f->mod = xc_module_of(mod);
+	f->host_fun = host_fun;
+	f->name = strdup(name);
+	f->max_dyn_smem = -1;
+	if (!f->name)
+		goto fail;
+	pthread_mutex_lock(&xc_reg_lock);
+	if (xc_map_put(&xc_funcs_by_host, host_fun, f) ||
+	    xc_map_put(&xc_funcs_by_self, f, f)) {
+		pthread_mutex_unlock(&xc_reg_lock);
+		goto fail;
+	}
+	pthread_mutex_unlock(&xc_reg_lock);
+	return;
+fail:
+	xc_log("cannot register kernel %s", name ? name : "?");
+	if (f)
+		free(f->name);
+	free(f);
+}
+
+void xc_reg_var(void **mod, const char *host_var, const char *name,
+		size_t size)
+{
+	struct xc_var *v = calloc(1, sizeof(*v));
+
+	if (!v || !mod)
+		goto fail;
+	v->mod = xc_module_of(mod);
+	v->host_var = host_var;
+	v->size = size;
+	v->name = strdup(name);
+	if (!v->name)
+		goto fail;
+	pthread_mutex_lock(&xc_reg_lock);
+	if (xc_map_put(&xc_vars, host_var, v)) {
+		pthread_mutex_unlock(&xc_reg_lock);
+		goto fail;
+	}
+	pthread_mutex_unlock(&xc_reg_lock);
+	return;
+fail:
+	xc_log("cannot register variable %s", name ? name : "?");
+	if (v)
+		free(v->name);
+	free(v);
+}
+
+void xc_unreg_fatbin(void **mod)
+{
+	/*
+	 * Runs from atexit.  The worker frees everything when the process
+	 * goes, and kernels of this module may still be named by other
+	 * exit handlers, so nothing is torn down here.
+	 */
+	(void)mod;
+}
+
+struct xc_func *xc_func_by_host(const void *host_fun)
+{
+	struct xc_func *f;
+
+	pthread_mutex_lock(&xc_reg_lock);
+	f = xc_map_get(&xc_funcs_by_host, host_fun);
+	pthread_mutex_unlock(&xc_reg_lock);
+	return f;
+}
+
+struct xc_func *xc_func_by_kernel(const void *kernel)
+{
+	struct xc_func *f;
+
+	pthread_mutex_lock(&xc_reg_lock);
+	f = xc_map_get(&xc_funcs_by_self, kernel);
+	pthread_mutex_unlock(&xc_reg_lock);
+	return f;
+}
+
+/* Sends a NUL-terminated name in a staging block.  Lock held. */
+static cudaError_t xc_name_call(struct xc_session *s,
+				struct xcuda_request *req, const char *name,
+				uint64_t out_min, struct xcuda_response *rsp,
+				uint64_t *blk)
+{
+	size_t len = strlen(name) + 1;
+	uint64_t need = len > out_min ? len : out_min, got, off, id;
+	cudaError_t err;
+
+	if (len > XCUDA_NAME_MAX)
+		return cudaErrorInvalidSymbol;
+	off = xc_staging_get(s, need, need, &got);
+	if (off == UINT64_MAX)
+		return cudaErrorMemoryAllocation;
+	memcpy(xc_arena_ptr(s, off), name, len);
+	req->hdr.data_off = (uint32_t)off;
+	req->hdr.data_len = (uint32_t)got;
+	/* The caller reads the answer out of the block, then frees it. */
+	err = xc_send_locked(s, req, UINT64_MAX, &id);
+	if (!err)
+		err = xc_wait_locked(s, id, rsp);
+	if (err)
+		xc_arena_release(s->staging, off);
+	else
+		*blk = off;
+	return err;
+}
+
+static cudaError_t xc_module_load(struct xc_session *s, struct xc_module *m)
+{
+	struct xcuda_module_args a = { 0 };
+	struct xcuda_handle_res res;
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	cudaError_t err = cudaSuccess;
+	uint64_t done = 0;
+
+	if (m->sess == s)
+		return m->load_err;
+	if (m->bad)
+		return cudaErrorInvalidKernelImage;
+	a.total = m->size;
+	a.hash = xcuda_fnv1a64(0, m->image, m->size);
+	while (done < m->size) {
+		uint64_t piece, off, id;
+
+		off = xc_staging_get(s, m->size - done, 1, &piece);
+		if (off == UINT64_MAX)
+			return cudaErrorMemoryAllocation;
+		if (piece > m->size - done)
+			piece = m->size - done;
+		memcpy(xc_arena_ptr(s, off), (const uint8_t *)m->image + done,
+		       piece);
+		a.offset = done;
+		a.flags = (done ? 0 : XCUDA_MOD_FIRST) |
+			  (done + piece == m->size ? XCUDA_MOD_LAST : 0);
+		xc_req_init(&req, XCUDA_OP_MODULE_DATA, sizeof(a));
+		memcpy(req.args, &a, sizeof(a));
+		req.hdr.data_off = (uint32_t)off;
+		req.hdr.data_len = (uint32_t)piece;
+		err = xc_send_locked(s, &req, off, &id);
+		if (!err)
+			err = xc_wait_locked(s, id, &rsp);
+		if (!err)
+			err = (cudaError_t)rsp.status;
+		if (err)
+			break;
+		done += piece;
+	}
+	m->sess = s;
+	m->load_err = err;
+	if (!err) {
+		memcpy(&res, rsp.out, sizeof(res));
+		m->handle = res.handle;
+		if (res.handle < XCUDA_HANDLE_FIRST)
+			m->load_err = cudaErrorInvalidKernelImage;
+	}
+	return m->load_err;
+}
+
+cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f)
+{
+	struct xcuda_symbol_args a = { 0 };
+	struct xcuda_func_res res;
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	struct cudaFuncAttributes attr;
+	struct xcuda_param *params = NULL;
+	const uint64_t out = XCUDA_MAX_PARAMS * sizeof(struct xcuda_param);
+	cudaError_t err;
+	uint64_t blk, got;
+	uint32_t i;
+
+	if (f->mod->sess == s && f->handle)
+		return cudaSuccess;
+	err = xc_module_load(s, f->mod);
+	if (err)
+		return err;
+	a.module = f->mod->handle;
+	xc_req_init(&req, XCUDA_OP_FUNC_GET, sizeof(a));
+	memcpy(req.args, &a, sizeof(a));
+	err = xc_name_call(s, &req, f->name, out, &rsp, &blk);
+	if (err)
+		return err;
+	err = (cudaError_t)rsp.status;
+	memcpy(&res, rsp.out, sizeof(res));
+	if (!err && (res.nparams > XCUDA_MAX_PARAMS ||
+		     res.args_size > XCUDA_MAX_ARGS_BYTES ||
+		     res.handle < XCUDA_HANDLE_FIRST))
+		err = cudaErrorInvalidDeviceFunction;
+	if (!err && res.nparams) {
+		params = malloc(res.nparams * sizeof(*params));
+		if (!params)
+			err = cudaErrorMemoryAllocation;
+	}
+	if (!err) {
+		/* One copy out of shared memory, then check the copy. */
+		memcpy(params, xc_arena_ptr(s, blk),
+		       res.nparams * sizeof(*params));
+		for (i = 0; i < res.nparams; i++)
+			if (params[i].offset > res.args_size ||
+			    params[i].size > res.args_size - params[i].offset)
+				err = cudaErrorInvalidDeviceFunction;
+	}
+	xc_arena_release(s->staging, blk);
+	if (err) {
+		free(params);
+		return err;
+	}
+	free(f->params);
+	f->params = params;
+	f->nparams = res.nparams;
+	f->args_size = res.args_size;
+	f->handle = res.handle;
+
+	/* The dynamic shared memory limit lets launches be checked here. */
+	f->max_dyn_smem = -1;
+	xc_req_init(&req, XCUDA_OP_FUNC_GET_ATTRIBUTES,
+		    sizeof(struct xcuda_handle_args));
+	((struct xcuda_handle_args *)req.args)->handle = f->handle;
+	blk = xc_staging_get(s, sizeof(attr), sizeof(attr), &got);
+	if (blk != UINT64_MAX) {
+		uint64_t id;
+
+		req.hdr.data_off = (uint32_t)blk;
+		req.hdr.data_len = sizeof(attr);
+		if (!xc_send_locked(s, &req, UINT64_MAX, &id) &&
+		    !xc_wait_locked(s, id, &rsp) && !rsp.status) {
+			memcpy(&attr, xc_arena_ptr(s, blk), sizeof(attr));
+			if (attr.maxDynamicSharedSizeBytes >= 0)
+				f->max_dyn_smem =
+					attr.maxDynamicSharedSizeBytes;
+		}
+		xc_arena_release(s->staging, blk);
+	}
+	return cudaSuccess;
+}
+
+cudaError_t xc_var_resolve(struct xc_session *s, const void *host_var,
+			   struct xc_var **out)
+{
+	struct xcuda_symbol_args a = { 0 };
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	struct xcuda_var_res res;
+	struct xc_var *v;
+	cudaError_t err;
+	uint64_t blk;
+
+	pthread_mutex_lock(&xc_reg_lock);
+	v = xc_map_get(&xc_vars, host_var);
+	pthread_mutex_unlock(&xc_reg_lock);
+	if (!v)
+		return cudaErrorInvalidSymbol;
+	*out = v;
+	if (v->mod->sess == s && v->dptr)
+		return cudaSuccess;
+	err = xc_module_load(s, v->mod);
+	if (err)
+		return err;
+	a.module = v->mod->handle;
+	xc_req_init(&req, XCUDA_OP_VAR_GET, sizeof(a));
+	memcpy(req.args, &a, sizeof(a));
+	err = xc_name_call(s, &req, v->name, 0, &rsp, &blk);
+	if (err)
+		return err;
+	xc_arena_release(s->staging, blk);
+	if (rsp.status)
+		return (cudaError_t)rsp.status;
+	memcpy(&res, rsp.out, sizeof(res));
+	if (!res.ptr)
+		return cudaErrorInvalidSymbol;
+	v->dptr = res.ptr;
+	if (res.size < v->size)
+		v->size = res.size;
+	return cudaSuccess;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs every test this machine can run and prints one summary line:
+# "N passed, N failed" (", N skipped" when some could not run here).
+#
+#   tests/run-unit.sh BUILD_DIR
+set -uo pipefail
+
+B=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+cd "$top"
+pass=0 fail=0 skip=0
+log_dir=$B/results/unit
+mkdir -p "$log_dir"
+
+# Adds the counts of one suite from its output's last summary line.
+count() {
+	local name=$1 out=$2 rc=$3 line p f s
+	line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
+	if [ -z "$line" ]; then
+		# A suite with no summary counts as one test, judged by its status.
+		if [ "$rc" -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	else
+		p=$(sed -E 's/^([A-Za-z]+: )?([0-9]+) passed.*/\2/' <<<"$line")
+		f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")
+		s=$(sed -nE 's/.* ([0-9]+) skipped.*/\1/p' <<<"$line")
+		pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + ${s:-0}))
+		# A suite that crashed after its counts still failed.
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then fail=$((fail + 1)); fi
+	fi
+	if [ "$rc" -ne 0 ]; then
+		echo "FAIL suite $name (exit $rc); its output:"
+		tail -n 40 "$out" | sed 's/^/    /'
+	fi
+}
+
+run_suite() {
+	local name=$1; shift
+	local out=$log_dir/$name.log rc
+	echo "=== $name"
+	timeout 900 "$@" >"$out" 2>&1
+	rc=$?
+	grep -E '^(PASS|FAIL|SKIP)' "$out" | sed 's/^/  /'
+	count "$name" "$out" "$rc"
+}
+
+for t in "$B"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_suite "$(basename "$t")" env XCUDAD="$B/bin/xcudad" "$t"
+done
+run_suite exports tests/unit/exports-test.sh "$B"
+run_suite status tools/gen-status.sh --check guest-lib/exports/libcudart.so.13.syms \
+	"$B/guest-lib/impl.syms" guest-lib/exports/local.txt docs/STATUS.md
+run_suite docs tests/unit/docs-test.sh
+run_suite cuda-cpu tests/cuda/run-compare.sh --cpu "$B"
+
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" -eq 0 ]

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The guest library's local parts: the arena allocator, the range table
+ * and the error table, which must answer exactly as the real runtime.
+ */
+#include <string.h>
+
+#include "guest-lib/guest.h"
+#include "check.h"
+
+static void test_arena(void)
+{
+	struct xc_arena *a = xc_arena_new(4096, 1 << 20);
+	uint64_t x, y, z, start;
+	int ok;
+
+	x = xc_arena_alloc(a, 100, 64);
+	y = xc_arena_alloc(a, 5000, 4096);
+	z = xc_arena_alloc(a, 1, 64);
+	CHECK(x == 4096, "arena-first-block-at-base");
+	CHECK(y % 4096 == 0 && y >= x + 100, "arena-aligned-block");
+	CHECK(z != UINT64_MAX && (z >= y + 5000 || z + 64 <= y),
+	      "arena-blocks-do-not-overlap");
+	CHECK(xc_arena_find(a, y + 10, &start) >= 5000 && start == y,
+	      "arena-find-inside-block");
+	CHECK(xc_arena_alloc(a, 2 << 20, 64) == UINT64_MAX,
+	      "arena-too-big-fails");
+	CHECK(xc_arena_release(a, y + 1) == 0, "arena-release-not-a-start");
+	CHECK(xc_arena_release(a, y) >= 5000, "arena-release");
+	CHECK(xc_arena_release(a, y) == 0, "arena-double-release-refused");
+	xc_arena_release(a, x);
+	xc_arena_release(a, z);
+	/* Everything merged back: the whole extent fits again. */
+	CHECK(xc_arena_alloc(a, 1 << 20, 64) == 4096, "arena-coalesces");
+	xc_arena_free_all(a);
+
+	a = xc_arena_new(0, 64 * 100);
+	ok = 1;
+	for (int i = 0; i < 100; i++)
+		if (xc_arena_alloc(a, 64, 64) != (uint64_t)i * 64)
+			ok = 0;
+	CHECK(ok && xc_arena_alloc(a, 1, 1) == UINT64_MAX,
+	      "arena-fills-exactly");
+	CHECK(xc_arena_alloc(a, 0, 64) == UINT64_MAX &&
+	      xc_arena_alloc(a, 64, 3) == UINT64_MAX, "arena-bad-arguments");
+	xc_arena_free_all(a);
+}
+
+static void test_ranges(void)
+{
+	struct xc_range r = { 0 }, out;
+
+	r.start = 0x10000;
+	r.size = 0x1000;
+	r.kind = XC_R_DEVICE;
+	xc_range_add(&r);
+	r.start = 0x30000;
+	r.kind = XC_R_HOST_REGISTERED;
+	xc_range_add(&r);
+	CHECK(!xc_range_find(0x10fff, &out) && out.kind == XC_R_DEVICE,
+	      "range-find-last-byte");
+	CHECK(xc_range_find(0x11000, &out), "range-find-past-end");
+	CHECK(xc_range_find(0xffff, &out), "range-find-before");
+	CHECK(xc_range_del(0x30000, XC_R_DEVICE, NULL),
+	      "range-del-wrong-kind-refused");
+	CHECK(!xc_range_del(0x30000, XC_R_HOST_REGISTERED, NULL),
+	      "range-del");
+	CHECK(xc_range_find(0x30000, &out), "range-gone-after-del");
+	xc_range_drop_kind(XC_R_DEVICE);
+	CHECK(xc_range_find(0x10000, &out), "range-drop-kind");
+}
+
+static void test_errors(void)
+{
+	int i, same = 1;
+
+	/* The real runtime answers these without a GPU. */
+	for (i = -5; i < 12000; i++)
+		if (strcmp(xc_error_name(i), cudaGetErrorName(i)) ||
+		    strcmp(xc_error_string(i), cudaGetErrorString(i))) {
+			printf("  differs at %d: %s\n", i, xc_error_name(i));
+			same = 0;
+		}
+	CHECK(same, "error-names-and-strings-match-the-runtime");
+	xc_last_error(1);
+	xc_ret(cudaErrorInvalidValue);
+	xc_ret(cudaSuccess);
+	CHECK(xc_last_error(0) == cudaErrorInvalidValue,
+	      "peek-keeps-the-error");
+	CHECK(xc_last_error(1) == cudaErrorInvalidValue &&
+	      xc_last_error(1) == cudaSuccess, "get-resets-the-error");
+}
+
+int main(void)
+{
+	test_arena();
+	test_ranges();
+	test_errors();
+	return check_summary();
+}

@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Modules (fatbinaries loaded as cudaLibrary_t), kernels and launches.
+ *
+ * MODULE_DATA  args {total, offset, hash, flags}; the piece is the extent.
+ *              XCUDA_MOD_FIRST starts an upload (offset 0, 0 < total <=
+ *              XCUDA_MAX_MODULE) and drops any unfinished one; every piece
+ *              continues exactly where the last one ended, with the same
+ *              total, and stays within it.  XCUDA_MOD_LAST needs offset +
+ *              len == total and xcuda_fnv1a64(0, image) == hash; then a
+ *              module of this session with the same bytes is shared
+ *              (reference counted) and its handle answered, else the image
+ *              is loaded with cudaLibraryLoadData and a new handle answered
+ *              (the load's error is the answer).  Other pieces answer
+ *              handle 0.  Any bad piece ends the upload: the guest starts
+ *              over with FIRST.  A loaded image stays allocated until its
+ *              unload: sharing compares bytes, and lazy loading may still
+ *              read it.
+ * MODULE_UNLOAD  drops one reference; the last one unloads the library
+ *              (cudaLibraryUnload, its error is the answer) and invalidates
+ *              the module's kernel handles.
+ * FUNC_GET     args {module}; the extent starts with the NUL-terminated
+ *              kernel name (NUL within data_len and XCUDA_NAME_MAX, else
+ *              cudaErrorInvalidValue), copied out before use.
+ *              cudaLibraryGetKernel, then the parameter layout from
+ *              cudaFuncGetParamInfo for i = 0, 1, ... until
+ *              cudaErrorInvalidValue (past the end), through the driver's
+ *              cuKernelGetParamInfo (cudaGetDriverEntryPointByVersion,
+ *              never by linking libcuda) if the runtime refuses the
+ *              cudaKernel_t.  The xcuda_param array is written at the start
+ *              of the extent (nparams * 8 must fit data_len, else
+ *              cudaErrorInvalidValue); more than XCUDA_MAX_PARAMS
+ *              parameters or XCUDA_MAX_ARGS_BYTES argument bytes answer
+ *              cudaErrorNotSupported.  Result {handle, nparams, args_size =
+ *              max(offset + size)}.  The same (module, name) gives the same
+ *              handle.
+ * VAR_GET      args {module}, name as above; cudaLibraryGetGlobal ->
+ *              {ptr, size}.
+ * LAUNCH       args {func, stream, grid, block, shmem, args_len, args}.
+ *              With data_len 0 the packed argument bytes are inline
+ *              (args_len <= sizeof args, and hdr.len covers them), else
+ *              they are the extent (data_len == args_len).  args_len must
+ *              equal the kernel's args_size.  The bytes are copied to a
+ *              private buffer, the parameter pointers built from the
+ *              stored layout, and cudaLaunchKernel called on the stream.
+ * FUNC_GET_ATTRIBUTES  args {handle}: cudaFuncGetAttributes; struct
+ *              cudaFuncAttributes goes into the extent (which must hold it,
+ *              else cudaErrorInvalidValue).
+ * FUNC_SET_ATTRIBUTE   cudaFuncSetAttribute(func, attr, value).
+ * OCCUPANCY    cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
+ *              (func, block_size, shmem, flags) -> {value}.
+ * Unknown module or kernel handles answer cudaErrorInvalidResourceHandle.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+#include "xcuda/hash.h"
+#include "log.h"
+#include "ops.h"
+
+struct xd_module {
+	uint8_t *image;
+	uint64_t size;
+	uint64_t hash;
+};
+
+struct xd_func {
+	cudaKernel_t kernel;
+	uint32_t module;
+	uint32_t nparams;
+	uint32_t args_size;
+	struct xcuda_param *params;
+	char *name;
+};
+
+#define XD_MOD_FLAGS	(XCUDA_MOD_FIRST | XCUDA_MOD_LAST)
+
+static void xd_put_handle(struct xd_call *call, uint32_t h)
+{
+	struct xcuda_handle_res r = { .handle = h };
+
+	memcpy(call->res, &r, sizeof(r));
+}
+
+void xd_upload_drop(struct xd_session *s)
+{
+	free(s->upload.image);
+	memset(&s->upload, 0, sizeof(s->upload));
+}
+
+/* Finds a loaded module with exactly these bytes. */
+static uint32_t xd_module_find(struct xd_session *s, const uint8_t *image,
+			       uint64_t size, uint64_t hash)
+{
+	struct xd_module *m;
+	uint32_t h;
+
+	for (h = 0; (h = xd_htab_next(&s->modules, h));) {
+		m = xd_htab_get(&s->modules, h)->meta;
+		if (m->hash == hash && m->size == size &&
+		    !memcmp(m->image, image, size))
+			return h;
+	}
+	return 0;
+}
+
+/* Loads a complete upload; takes ownership of @image. */
+static int xd_module_load(struct xd_session *s, uint8_t *image,
+			  uint64_t size, uint64_t hash, uint32_t *out)
+{
+	struct xd_module *m;
+	struct xd_hent *e;
+	cudaLibrary_t lib;
+	cudaError_t err;
+	uint32_t h;
+
+	h = xd_module_find(s, image, size, hash);
+	if (h) {
+		xd_htab_get(&s->modules, h)->ref++;
+		free(image);
+		*out = h;
+		return 0;
+	}
+	err = cudaLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
+	if (err) {
+		free(image);
+		return err;
+	}
+	m = malloc(sizeof(*m));
+	e = m ? xd_htab_add(&s->modules, lib, &h) : NULL;
+	if (!e) {
+		cudaLibraryUnload(lib);
+		free(m);
+		free(image);
+		return cudaErrorMemoryAllocation;
+	}
+	m->image = image;
+	m->size = size;
+	m->hash = hash;
+	e->meta = m;
+	e->ref = 1;
+	*out = h;
+	return 0;
+}
+
+int xd_op_module_data(struct xd_session *s, struct xd_call *call)
+{
+	struct xd_upload *u = &s->upload;
+	struct xcuda_module_args a;
+	uint64_t len = call->data_len;
+	uint8_t *image;
+	uint32_t h = 0;
+	int err;
+
+	XD_ARGS(call, a);
+	if (a.flags & ~XD_MOD_FLAGS)
+		goto bad;
+	if (a.flags & XCUDA_MOD_FIRST) {
+		xd_upload_drop(s);
+		if (a.offset || !a.total || a.total > XCUDA_MAX_MODULE)
+			return cudaErrorInvalidValue;
+		u->image = malloc(a.total);
+		if (!u->image)
+			return cudaErrorMemoryAllocation;
+		u->total = a.total;
+	} else if (!u->image || a.total != u->total) {
+		goto bad;
+	}
+	if (a.offset != u->got || len > u->total - u->got)
+		goto bad;
+	memcpy(u->image + u->got, call->data, len);
+	u->got += len;
+	if (!(a.flags & XCUDA_MOD_LAST)) {
+		xd_put_handle(call, 0);
+		return 0;
+	}
+	if (u->got != u->total)
+		goto bad;
+	image = u->image;
+	u->image = NULL;
+	xd_upload_drop(s);
+	/* The hash covers our private copy: later guest writes don't count. */
+	if (xcuda_fnv1a64(0, image, a.total) != a.hash) {
+		free(image);
+		return cudaErrorInvalidValue;
+	}
+	err = xd_module_load(s, image, a.total, a.hash, &h);
+	if (!err)
+		xd_put_handle(call, h);
+	return err;
+bad:
+	xd_upload_drop(s);
+	return cudaErrorInvalidValue;
+}
+
+static void xd_func_free(struct xd_func *f)
+{
+	if (!f)
+		return;
+	free(f->params);
+	free(f->name);
+	free(f);
+}
+
+/* Drops the kernels of module @mh (all modules if 0). */
+static void xd_funcs_drop(struct xd_session *s, uint32_t mh)
+{
+	struct xd_hent *e;
+	uint32_t h;
+
+	for (h = 0; (h = xd_htab_next(&s->funcs, h));) {
+		e = xd_htab_get(&s->funcs, h);
+		if (mh && e->owner != mh)
+			continue;
+		xd_func_free(e->meta);
+		xd_htab_del(&s->funcs, h);
+	}
+}
+
+static void xd_module_free(struct xd_hent *e)
+{
+	struct xd_module *m = e->meta;
+
+	cudaLibraryUnload((cudaLibrary_t)e->ptr);
+	free(m->image);
+	free(m);
+}
+
+int xd_op_module_unload(struct xd_session *s, struct xd_call *call)
+{
+	struct xcuda_handle_args a;
+	struct xd_module *m;
+	struct xd_hent *e;
+	cudaError_t err;
+
+	XD_ARGS(call, a);
+	e = xd_htab_get(&s->modules, a.handle);
+	if (!e)
+		return cudaErrorInvalidResourceHandle;
+	if (--e->ref)
+		return 0;
+	xd_funcs_drop(s, a.handle);
+	m = e->meta;
+	err = cudaLibraryUnload((cudaLibrary_t)e->ptr);
+	free(m->image);
+	free(m);
+	xd_htab_del(&s->modules, a.handle);
+	return err;
+}
+
+void xd_modules_fini(struct xd_session *s)
+{
+	uint32_t h;
+
+	xd_funcs_drop(s, 0);
+	for (h = 0; (h = xd_htab_next(&s->modules, h));)
+		xd_module_free(xd_htab_get(&s->modules, h));
+	xd_htab_free(&s->funcs);
+	xd_htab_free(&s->modules);
+}
+
+/*
+ * Copies the NUL-terminated name at the start of the extent into @buf
+ * (XCUDA_NAME_MAX bytes); the guest may rewrite the arena meanwhile, so
+ * only the copy is ever looked at.
+ */
+static int xd_get_name(const struct xd_call *call, char *buf)
+{
+	uint32_t n = call->data_len < XCUDA_NAME_MAX ? call->data_len :
+						       XCUDA_NAME_MAX;
+
+	memcpy(buf, call->data, n);
+	if (!memchr(buf, 0, n))
+		return cudaErrorInvalidValue;
+	return 0;
+}
+
+static int xd_module_arg(struct xd_session *s, struct xd_call *call,
+			 uint32_t *mh, cudaLibrary_t *lib)
+{
+	struct xcuda_symbol_args a;
+	struct xd_hent *e;
+
+	XD_ARGS(call, a);
+	e = xd_htab_get(&s->modules, a.module);
+	if (!e)
+		return cudaErrorInvalidResourceHandle;
+	*mh = a.module;
+	*lib = (cudaLibrary_t)e->ptr;
+	return 0;
+}
+
+/* The driver's cuKernelGetParamInfo, looked up once, NULL if absent. */
+static PFN_cuKernelGetParamInfo_v12040 xd_drv_param_info(void)
+{
+	static PFN_cuKernelGetParamInfo_v12040 fn;
+	static int tried;
+	enum cudaDriverEntryPointQueryResult q;
+	void *p = NULL;
+
+	if (!tried) {
+		tried = 1;
+		if (!cudaGetDriverEntryPointByVersion("cuKernelGetParamInfo",
+						      &p, 12040,
+						      cudaEnableDefault, &q) &&
+		    q == cudaDriverEntryPointSuccess && p)
+			fn = (PFN_cuKernelGetParamInfo_v12040)p;
+		else
+			xd_log(XD_LOG_DEBUG,
+			       "no cuKernelGetParamInfo in the driver");
+		cudaGetLastError();
+	}
+	return fn;
+}
+
+static int xd_drv_param(cudaKernel_t k, uint32_t i, size_t *off,
+			size_t *size)
+{
+	PFN_cuKernelGetParamInfo_v12040 fn = xd_drv_param_info();
+	CUresult r;
+
+	if (!fn)
+		return -1;
+	r = fn((CUkernel)k, i, off, size);
+	if (r == CUDA_SUCCESS)
+		return cudaSuccess;
+	return r == CUDA_ERROR_INVALID_VALUE ? cudaErrorInvalidValue : -1;
+}
+
+/*
+ * One parameter's place.  cudaFuncGetParamInfo takes a cudaKernel_t; if
+ * the runtime refuses one, the driver's entry point answers instead.
+ * *@drv remembers which of the two this kernel needs.
+ */
+static int xd_param_info(cudaKernel_t k, uint32_t i, size_t *off,
+			 size_t *size, int *drv)
+{
+	cudaError_t err;
+	int r;
+
+	if (*drv)
+		return xd_drv_param(k, i, off, size);
+	err = cudaFuncGetParamInfo((const void *)k, i, off, size);
+	if (err == cudaSuccess ||
+	    (err == cudaErrorInvalidValue && i > 0))
+		return err;
+	/* Index 0 too: "no parameters" and "not a kernel" look alike. */
+	r = xd_drv_param(k, i, off, size);
+	if (r == cudaSuccess ||
+	    (r == cudaErrorInvalidValue && err != cudaErrorInvalidValue)) {
+		*drv = 1;
+		return r;
+	}
+	return err;
+}
+
+/* Learns @f's parameter layout. */
+static int xd_func_layout(struct xd_func *f)
+{
+	size_t off, size;
+	uint64_t end, max = 0;
+	uint32_t i;
+	int err, drv = 0;
+
+	f->params = malloc(XCUDA_MAX_PARAMS * sizeof(*f->params));
+	if (!f->params)
+		return cudaErrorMemoryAllocation;
+	for (i = 0;; i++) {
+		err = xd_param_info(f->kernel, i, &off, &size, &drv);
+		if (err == cudaErrorInvalidValue)
+			break;
+		if (err)
+			goto out;
+		err = cudaErrorNotSupported;
+		if (i == XCUDA_MAX_PARAMS || off > XCUDA_MAX_ARGS_BYTES ||
+		    size > XCUDA_MAX_ARGS_BYTES - off)
+			goto out;
+		f->params[i].offset = (uint32_t)off;
+		f->params[i].size = (uint32_t)size;
+		end = off + size;
+		if (end > max)
+			max = end;
+	}
+	err = 0;
+	f->nparams = i;
+	f->args_size = (uint32_t)max;
+out:
+	/* Probing past the end is not this thread's error. */
+	cudaGetLastError();
+	return err;
+}
+
+static int xd_func_answer(struct xd_call *call, uint32_t h,
+			  const struct xd_func *f)
+{
+	struct xcuda_func_res r = { 0 };
+	uint64_t need = (uint64_t)f->nparams * sizeof(*f->params);
+
+	if (need > call->data_len)
+		return cudaErrorInvalidValue;
+	memcpy(call->data, f->params, need);
+	r.handle = h;
+	r.nparams = f->nparams;
+	r.args_size = f->args_size;
+	memcpy(call->res, &r, sizeof(r));
+	return 0;
+}
+
+int xd_op_func_get(struct xd_session *s, struct xd_call *call)
+{
+	char name[XCUDA_NAME_MAX];
+	struct xd_func *f;
+	struct xd_hent *e;
+	cudaLibrary_t lib;
+	cudaKernel_t k;
+	uint32_t mh, h;
+	int err;
+
+	err = xd_module_arg(s, call, &mh, &lib);
+	if (!err)
+		err = xd_get_name(call, name);
+	if (err)
+		return err;
+	for (h = 0; (h = xd_htab_next(&s->funcs, h));) {
+		e = xd_htab_get(&s->funcs, h);
+		f = e->meta;
+		if (e->owner == mh && !strcmp(f->name, name))
+			return xd_func_answer(call, h, f);
+	}
+	err = cudaLibraryGetKernel(&k, lib, name);
+	if (err)
+		return err;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return cudaErrorMemoryAllocation;
+	f->kernel = k;
+	f->module = mh;
+	err = xd_func_layout(f);
+	if (err)
+		goto fail;
+	err = cudaErrorMemoryAllocation;
+	f->name = strdup(name);
+	if (!f->name)
+		goto fail;
+	/* Check the room for the layout before handing out a handle. */
+	if ((uint64_t)f->nparams * sizeof(*f->params) > call->data_len) {
+		err = cudaErrorInvalidValue;
+		goto fail;
+	}
+	e = xd_htab_add(&s->funcs, k, &h);
+	if (!e)
+		goto fail;
+	e->meta = f;
+	e->owner = mh;
+	return xd_func_answer(call, h, f);
+fail:
+	xd_func_free(f);
+	return err;
+}
+
+int xd_op_var_get(struct xd_session *s, struct xd_call *call)
+{
+	char name[XCUDA_NAME_MAX];
+	struct xcuda_var_res r;
+	cudaLibrary_t lib;
+	void *p = NULL;
+	size_t size = 0;
+	uint32_t mh;
+	int err;
+
+	err = xd_module_arg(s, call, &mh, &lib);
+	if (!err)
+		err = xd_get_name(call, name);
+	if (!err)
+		err = cudaLibraryGetGlobal(&p, &size, lib, name);
+	if (err)
+		return err;
+	r.ptr = (uintptr_t)p;
+	r.size = size;
+	memcpy(call->res, &r, sizeof(r));
+	return 0;
+}
+
+static int xd_func(struct xd_session *s, uint32_t h, struct xd_func **f)
+{
+	struct xd_hent *e = xd_htab_get(&s->funcs, h);
+
+	if (!e)
+		return cudaErrorInvalidResourceHandle;
+	*f = e->meta;
+	return 0;
+}
+
+int xd_op_launch(struct xd_session *s, struct xd_call *call)
+{
+	const size_t inl = offsetof(struct xcuda_launch_args, args);
+	struct xcuda_launch_args a;
+	const uint8_t *src;
+	struct xd_func *f;
+	cudaStream_t st;
+	dim3 grid, block;
+	uint32_t i;
+	int err;
+
+	XD_ARGS(call, a);
+	err = xd_func(s, a.func, &f);
+	if (!err)
+		err = xd_stream_lookup(&s->streams, a.stream, &st);
+	if (err)
+		return err;
+	if (!call->data_len) {
+		if (a.args_len > sizeof(a.args) ||
+		    call->req->hdr.len < inl + a.args_len)
+			return cudaErrorInvalidValue;
+		src = a.args;
+	} else {
+		if (call->data_len != a.args_len)
+			return cudaErrorInvalidValue;
+		src = call->data;
+	}
+	if (a.args_len != f->args_size)
+		return cudaErrorInvalidValue;
+	/* One copy: the guest cannot change the arguments under CUDA. */
+	memcpy(s->argbuf, src, a.args_len);
+	for (i = 0; i < f->nparams; i++)
+		s->argv[i] = s->argbuf + f->params[i].offset;
+	grid.x = a.grid[0];
+	grid.y = a.grid[1];
+	grid.z = a.grid[2];
+	block.x = a.block[0];
+	block.y = a.block[1];
+	block.z = a.block[2];
+	return cudaLaunchKernel((const void *)f->kernel, grid, block, s->argv,
+				a.shmem, st);
+}
+
+int xd_op_func_get_attributes(struct xd_session *s, struct xd_call *call)
+{
+	struct xcuda_handle_args a;
+	struct cudaFuncAttributes attr;
+	struct xd_func *f;
+	int err;
+
+	XD_ARGS(call, a);
+	err = xd_func(s, a.handle, &f);
+	if (err)
+		return err;
+	if (call->data_len < sizeof(attr))
+		return cudaErrorInvalidValue;
+	memset(&attr, 0, sizeof(attr));
+	err = cudaFuncGetAttributes(&attr, (const void *)f->kernel);
+	if (!err)
+		memcpy(call->data, &attr, sizeof(attr));
+	return err;
+}
+
+int xd_op_func_set_attribute(struct xd_session *s, struct xd_call *call)
+{
+	struct xcuda_func_attr_args a;
+	struct xd_func *f;
+	int err;
+
+	XD_ARGS(call, a);
+	err = xd_func(s, a.func, &f);
+	if (err)
+		return err;
+	return cudaFuncSetAttribute((const void *)f->kernel,
+				    (enum cudaFuncAttribute)a.attr, a.value);
+}
+
+int xd_op_occupancy(struct xd_session *s, struct xd_call *call)
+{
+	struct xcuda_occupancy_args a;
+	struct xcuda_int_res r = { 0 };
+	struct xd_func *f;
+	int n = 0, err;
+
+	XD_ARGS(call, a);
+	err = xd_func(s, a.func, &f);
+	if (err)
+		return err;
+	err = cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+		&n, (const void *)f->kernel, a.block_size, a.shmem, a.flags);
+	if (!err) {
+		r.value = n;
+		memcpy(call->res, &r, sizeof(r));
+	}
+	return err;
+}

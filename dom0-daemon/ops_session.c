@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Session and diagnostic commands.
+ *
+ * OPEN   args {version, features, arena_size}.  Version 0 is refused; the
+ *        answer speaks min(XCUDA_PROTO_VERSION, asked) and the features
+ *        asked & XCUDA_FEATURES_ALL.  arena_size must equal the arena the
+ *        transport set up.  device_count and init_status come from
+ *        cudaGetDeviceCount (count -1 when it fails), driver_version and
+ *        runtime_version from cudaDriverGetVersion/cudaRuntimeGetVersion.
+ *        The status is 0 even when CUDA cannot start: init_status says so
+ *        and the guest reports it from every later call.  Answering OPEN
+ *        again is allowed and re-reports the same facts.
+ * CLOSE  answered, then the session ends and the worker exits.
+ * ECHO   no CUDA: FNV-1a 64 (xcuda/hash.h, seeded with args.seed) of the
+ *        whole extent, then, if args.fill, the extent is set to the low
+ *        byte of args.pattern.  Result {checksum, bytes}.  A ping and a
+ *        bulk integrity test.
+ */
+#include <cuda_runtime_api.h>
+
+#include "xcuda/hash.h"
+#include "ops.h"
+
+int xd_op_open(struct xd_session *s, struct xd_call *call)
+{
+	struct xcuda_open_args a;
+	struct xcuda_open_res r = { 0 };
+	int n = 0, v = 0;
+	cudaError_t err;
+
+	XD_ARGS(call, a);
+	if (!a.version || a.arena_size != s->chan->arena_size)
+		return cudaErrorInvalidValue;
+	r.version = a.version < XCUDA_PROTO_VERSION ? a.version :
+						      XCUDA_PROTO_VERSION;
+	r.features = a.features & XCUDA_FEATURES_ALL;
+	err = cudaGetDeviceCount(&n);
+	r.init_status = err;
+	r.device_count = err ? -1 : n;
+	if (cudaDriverGetVersion(&v) == cudaSuccess)
+		r.driver_version = v;
+	v = 0;
+	if (cudaRuntimeGetVersion(&v) == cudaSuccess)
+		r.runtime_version = v;
+	/* The failed init is reported, not left as this thread's error. */
+	cudaGetLastError();
+	s->opened = 1;
+	s->features = r.features;
+	memcpy(call->res, &r, sizeof(r));
+	return 0;
+}
+
+int xd_op_close(struct xd_session *s, struct xd_call *call)
+{
+	(void)s;
+	call->end = 1;
+	return 0;
+}
+
+int xd_op_echo(struct xd_session *s, struct xd_call *call)
+{
+	struct xcuda_echo_args a;
+	struct xcuda_echo_res r;
+
+	(void)s;
+	XD_ARGS(call, a);
+	r.checksum = xcuda_fnv1a64(a.seed, call->data, call->data_len);
+	r.bytes = call->data_len;
+	if (a.fill)
+		memset(call->data, (int)(a.pattern & 0xff), call->data_len);
+	memcpy(call->res, &r, sizeof(r));
+	return 0;
+}

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The session loop of a worker.  Each request is copied out of the ring
+ * by the transport, validated, routed to its handler through a table that
+ * calls.def generates, and answered exactly once, posted requests
+ * included: the guest collects posted answers lazily and latches their
+ * errors, and frees their staging blocks on the answer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "log.h"
+#include "ops.h"
+#include "validate.h"
+#include "worker.h"
+
+const xd_handler_t xd_handlers[XCUDA_OP_MAX] = {
+#define XCUDA_CALL(nm, num, flags, args, res, data)			\
+	[XCUDA_OP_##nm] = XD_HANDLER(nm),
+#include "xcuda/calls.def"
+#undef XCUDA_CALL
+};
+
+int xd_session_init(struct xd_session *s, struct xd_chan *c)
+{
+	memset(s, 0, sizeof(*s));
+	s->chan = c;
+	s->id = c->session;
+	s->argbuf = malloc(XCUDA_MAX_ARGS_BYTES);
+	s->argv = calloc(XCUDA_MAX_PARAMS, sizeof(*s->argv));
+	if (!s->argbuf || !s->argv) {
+		free(s->argbuf);
+		free(s->argv);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void xd_session_fini(struct xd_session *s)
+{
+	xd_upload_drop(s);
+	/* Kernels and streams go before the modules and memory they use. */
+	xd_streams_fini(s);
+	xd_modules_fini(s);
+	xd_pins_fini(s);
+	free(s->argbuf);
+	free(s->argv);
+	s->argbuf = NULL;
+	s->argv = NULL;
+}
+
+/* Answers a request that could not be routed, or the handler's status. */
+static void xd_answer(const struct xcuda_request *req,
+		      struct xcuda_response *rsp, int status, uint32_t len)
+{
+	rsp->id = req->hdr.id;
+	rsp->op = req->hdr.op;
+	rsp->flags = req->hdr.flags;
+	rsp->status = status;
+	rsp->len = len;
+	rsp->rsvd = 0;
+	/* A failed call's result is all zeros, never half-written. */
+	if (status)
+		memset(rsp->out, 0, sizeof(rsp->out));
+}
+
+int xd_handle(struct xd_session *s, struct xcuda_request *req,
+	      struct xcuda_response *rsp)
+{
+	const struct xcuda_req_hdr *h = &req->hdr;
+	const struct xd_call_desc *d;
+	struct xd_call call;
+	int err;
+
+	memset(rsp, 0, sizeof(*rsp));
+	err = xd_validate(req, s->id, s->chan->arena_size, s->opened);
+	if (err) {
+		xd_log_ratelimited(XD_LOG_WARN,
+				   "bad request id %llu op %u (%s) len %u "
+				   "extent %u+%u: error %d",
+				   (unsigned long long)h->id, h->op,
+				   xd_op_name(h->op), h->len, h->data_off,
+				   h->data_len, err);
+		xd_answer(req, rsp, err, xd_result_size(h->op));
+		return 0;
+	}
+	d = &xd_calls[h->op];
+	/* Handlers see zeros past the bytes the guest declared. */
+	memset(req->args + h->len, 0, sizeof(req->args) - h->len);
+
+	if ((d->flags & XCUDA_CF_CUDA) && h->device != s->device) {
+		err = cudaSetDevice(h->device);
+		if (err) {
+			xd_answer(req, rsp, err, d->res_size);
+			return 0;
+		}
+		s->device = h->device;
+	}
+
+	memset(&call, 0, sizeof(call));
+	call.req = req;
+	call.data = s->chan->arena + h->data_off;
+	call.data_len = h->data_len;
+	call.res = rsp->out;
+	call.res_len = d->res_size;
+	err = xd_handlers[h->op](s, &call);
+	if (err)
+		xd_log(XD_LOG_DEBUG, "id %llu %s: error %d",
+		       (unsigned long long)h->id, d->name, err);
+	xd_answer(req, rsp, err, d->res_size);
+	return call.end;
+}
+
+int xd_worker_run(struct xd_chan *c)
+{
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct xd_session s;
+	int ret, end = 0;
+
+	if (xd_session_init(&s, c)) {
+		xd_log(XD_LOG_ERROR, "out of memory");
+		c->ops->close(c);
+		return 1;
+	}
+	xd_log_set_session(c->session);
+	xd_log(XD_LOG_DEBUG, "serving, arena %llu bytes",
+	       (unsigned long long)c->arena_size);
+	while (!end) {
+		ret = c->ops->next(c, &req, -1);
+		if (ret == 0)
+			continue;
+		if (ret == -EPIPE) {
+			xd_log(XD_LOG_DEBUG, "guest has gone");
+			break;
+		}
+		if (ret < 0) {
+			xd_log(XD_LOG_WARN, "guest broke the ring (%s): "
+			       "ending the session", strerror(-ret));
+			break;
+		}
+		end = xd_handle(&s, &req, &rsp);
+		ret = c->ops->reply(c, &rsp, 0);
+		if (ret < 0) {
+			if (ret != -EPIPE)
+				xd_log(XD_LOG_WARN, "cannot answer (%s): "
+				       "ending the session", strerror(-ret));
+			break;
+		}
+	}
+	xd_session_fini(&s);
+	c->ops->close(c);
+	xd_log(XD_LOG_DEBUG, "session ended");
+	return 0;
+}

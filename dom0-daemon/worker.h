@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A worker serves one guest session: it takes requests off its transport,
+ * validates them, runs the CUDA call and answers each exactly once.  It is
+ * a process of its own (forked by xcudad), so CUDA state, crashes and
+ * leaks stay within the session.
+ */
+#ifndef XCUDAD_WORKER_H
+#define XCUDAD_WORKER_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "xcuda/proto.h"
+#include "handles.h"
+#include "transport.h"
+
+/* A pinned arena extent, to unpin when the session ends. */
+struct xd_pin {
+	uint64_t off;
+	uint64_t len;
+	struct xd_pin *next;
+};
+
+/* The fatbinary being uploaded by MODULE_DATA pieces. */
+struct xd_upload {
+	uint8_t *image;		/* NULL when no upload is under way */
+	uint64_t total;
+	uint64_t got;
+};
+
+struct xd_session {
+	struct xd_chan *chan;
+	uint32_t id;
+	int opened;		/* OPEN has succeeded */
+	int device;		/* the worker's current CUDA device */
+	uint32_t features;
+	struct xd_htab streams;
+	struct xd_htab events;
+	struct xd_htab modules;	/* meta: struct xd_module */
+	struct xd_htab funcs;	/* meta: struct xd_func */
+	struct xd_pin *pins;
+	unsigned int npins;
+	struct xd_upload upload;
+	/* LAUNCH builds its argument vector here. */
+	uint8_t *argbuf;	/* XCUDA_MAX_ARGS_BYTES */
+	void **argv;		/* XCUDA_MAX_PARAMS */
+};
+
+/* One request being handled: a validated private copy and its answer. */
+struct xd_call {
+	const struct xcuda_request *req;
+	uint8_t *data;		/* arena + data_off: guest-writable memory */
+	uint32_t data_len;
+	void *res;		/* the response's out[], zeroed */
+	uint32_t res_len;	/* the command's result size */
+	int end;		/* set by a handler: end the session after it */
+};
+
+/*
+ * Copies the request's arguments into @a.  The worker zero-pads the
+ * private copy past hdr.len, so a short VARARGS request reads as zeros.
+ */
+#define XD_ARGS(call, a)	memcpy(&(a), (call)->req->args, sizeof(a))
+
+/* Sets up @s for @c; returns 0 or -ENOMEM. */
+int xd_session_init(struct xd_session *s, struct xd_chan *c);
+/* Releases everything the session holds in CUDA and in memory. */
+void xd_session_fini(struct xd_session *s);
+
+/* Handles one request; fills @rsp.  Returns 1 if the session must end. */
+int xd_handle(struct xd_session *s, struct xcuda_request *req,
+	      struct xcuda_response *rsp);
+
+/*
+ * Serves the session on @c until the guest closes it, goes away or
+ * breaks the ring; closes @c.  Returns the worker's exit status.
+ */
+int xd_worker_run(struct xd_chan *c);
+
+#endif /* XCUDAD_WORKER_H */

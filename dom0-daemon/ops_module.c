@@ -420,9 +420,10 @@ int xd_op_func_get(struct xd_session *s, struct xd_call *call)
 	uint32_t mh, h;
 	int err;
 
-	err = xd_module_arg(s, call, &mh, &lib);
+	/* The guest's bytes first, then its handles. */
+	err = xd_get_name(call, name);
 	if (!err)
-		err = xd_get_name(call, name);
+		err = xd_module_arg(s, call, &mh, &lib);
 	if (err)
 		return err;
 	for (h = 0; (h = xd_htab_next(&s->funcs, h));) {
@@ -472,9 +473,9 @@ int xd_op_var_get(struct xd_session *s, struct xd_call *call)
 	uint32_t mh;
 	int err;
 
-	err = xd_module_arg(s, call, &mh, &lib);
+	err = xd_get_name(call, name);
 	if (!err)
-		err = xd_get_name(call, name);
+		err = xd_module_arg(s, call, &mh, &lib);
 	if (!err)
 		err = cudaLibraryGetGlobal(&p, &size, lib, name);
 	if (err)
@@ -507,11 +508,6 @@ int xd_op_launch(struct xd_session *s, struct xd_call *call)
 	int err;
 
 	XD_ARGS(call, a);
-	err = xd_func(s, a.func, &f);
-	if (!err)
-		err = xd_stream_lookup(&s->streams, a.stream, &st);
-	if (err)
-		return err;
 	if (!call->data_len) {
 		if (a.args_len > sizeof(a.args) ||
 		    call->req->hdr.len < inl + a.args_len)
@@ -522,6 +518,11 @@ int xd_op_launch(struct xd_session *s, struct xd_call *call)
 			return cudaErrorInvalidValue;
 		src = call->data;
 	}
+	err = xd_func(s, a.func, &f);
+	if (!err)
+		err = xd_stream_lookup(&s->streams, a.stream, &st);
+	if (err)
+		return err;
 	if (a.args_len != f->args_size)
 		return cudaErrorInvalidValue;
 	/* One copy: the guest cannot change the arguments under CUDA. */

@@ -353,6 +353,7 @@ static void test_extents(void)
 
 int main(void)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_table();
 	test_good();
 	test_opcodes();

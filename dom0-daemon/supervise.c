@@ -114,7 +114,8 @@ pid_t xd_super_spawn(struct xd_super *sv, uint32_t session,
 	return pid;
 }
 
-static void xd_log_end(const struct xd_child *k, int status)
+static void xd_log_end(const struct xd_super *sv, const struct xd_child *k,
+		       int status)
 {
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		xd_log(XD_LOG_INFO, "session %08x: worker %d exited",
@@ -124,7 +125,7 @@ static void xd_log_end(const struct xd_child *k, int status)
 		       "status %d", k->session, (int)k->pid,
 		       WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
-		xd_log(XD_LOG_WARN, "session %08x: worker %d killed by "
+		xd_log(sv->stopping ? XD_LOG_INFO : XD_LOG_WARN, "session %08x: worker %d killed by "
 		       "signal %d (%s)%s", k->session, (int)k->pid,
 		       WTERMSIG(status), strsignal(WTERMSIG(status)),
 		       WCOREDUMP(status) ? ", core dumped" : "");
@@ -142,7 +143,7 @@ void xd_super_reap(struct xd_super *sv)
 				break;
 		if (i == sv->max)
 			continue;
-		xd_log_end(&sv->kids[i], status);
+		xd_log_end(sv, &sv->kids[i], status);
 		sv->kids[i].pid = 0;
 		sv->live--;
 	}
@@ -154,6 +155,7 @@ void xd_super_stop_all(struct xd_super *sv, int grace_ms)
 	unsigned int i;
 	int waited;
 
+	sv->stopping = 1;
 	for (i = 0; i < sv->max; i++)
 		if (sv->kids[i].pid)
 			kill(sv->kids[i].pid, SIGTERM);

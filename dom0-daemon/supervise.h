@@ -23,6 +23,7 @@ struct xd_super {
 	struct xd_child *kids;
 	unsigned int max;
 	unsigned int live;
+	int stopping;		/* workers killed on purpose now */
 	pid_t parent;
 	sigset_t child_mask;	/* the signal mask workers start with */
 	int parent_fds[XD_SUPER_MAX_FDS];	/* closed in every worker */

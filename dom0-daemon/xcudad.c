@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xcudad: serves CUDA to guest processes.  It listens on a unix socket
+ * (the `local` transport), forks one worker per connection and lets the
+ * worker run the session; the parent only accepts, assigns session ids,
+ * reaps and logs.  It never calls CUDA itself: CUDA does not survive
+ * fork, and a worker that crashes must take only its own session down.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xcuda/local.h"
+#include "log.h"
+#include "privdrop.h"
+#include "supervise.h"
+#include "transport_local.h"
+#include "worker.h"
+
+#define XD_DEFAULT_USER		"xcuda"
+#define XD_DEFAULT_ARENA_MB	4096
+#define XD_DEFAULT_SESSIONS	64
+/* Arena offsets on the wire are 32-bit. */
+#define XD_MAX_ARENA_MB		4096
+
+struct xd_daemon {
+	const char *socket_path;
+	const char *user_name;
+	struct xd_local_limits lim;
+	unsigned int max_sessions;
+	int use_syslog;
+	int level;
+	struct xd_user user;
+	struct xd_super super;
+	int lfd;
+	int sfd;
+	ino_t sock_ino;		/* ours to unlink at exit, not a successor's */
+};
+
+static void xd_usage(FILE *f)
+{
+	fprintf(f,
+"usage: xcudad [options]\n"
+"Serves the CUDA runtime to xcuda guests; one worker process per session.\n"
+"\n"
+"  --socket PATH        listen here (env " XCUDA_LOCAL_SOCKET_ENV ", default\n"
+"                       " XCUDA_LOCAL_SOCKET_DEFAULT ")\n"
+"  --user NAME          workers run as NAME when started as root (default\n"
+"                       " XD_DEFAULT_USER "; 'nobody' if it does not exist)\n"
+"  --max-arena MB       largest arena a guest may map (default %d, at most\n"
+"                       %d)\n"
+"  --max-ring-order N   largest ring, 2^N pages (default %d, at most %d)\n"
+"  --max-sessions N     sessions served at once (default %d)\n"
+"  --syslog             log to syslog instead of stderr\n"
+"  -v, --verbose        more log (repeat for debug); env XCUDAD_LOG=\n"
+"                       debug|info|warn|error sets the level\n"
+"  -h, --help           this text\n",
+		XD_DEFAULT_ARENA_MB, XD_MAX_ARENA_MB, XCUDA_MAX_RING_ORDER,
+		XCUDA_MAX_RING_ORDER, XD_DEFAULT_SESSIONS);
+}
+
+static int xd_parse_uint(const char *s, unsigned long long lo,
+			 unsigned long long hi, unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int xd_options(struct xd_daemon *d, int argc, char **argv)
+{
+	enum { O_SOCKET = 256, O_USER, O_ARENA, O_RING, O_SESSIONS,
+	       O_SYSLOG };
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, O_SOCKET },
+		{ "user", required_argument, NULL, O_USER },
+		{ "max-arena", required_argument, NULL, O_ARENA },
+		{ "max-ring-order", required_argument, NULL, O_RING },
+		{ "max-sessions", required_argument, NULL, O_SESSIONS },
+		{ "syslog", no_argument, NULL, O_SYSLOG },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long long v;
+	const char *env;
+	int c, verbose = 0;
+
+	d->socket_path = getenv(XCUDA_LOCAL_SOCKET_ENV);
+	if (!d->socket_path || !*d->socket_path)
+		d->socket_path = XCUDA_LOCAL_SOCKET_DEFAULT;
+	d->user_name = XD_DEFAULT_USER;
+	d->lim.max_arena = (uint64_t)XD_DEFAULT_ARENA_MB << 20;
+	d->lim.max_ring_order = XCUDA_MAX_RING_ORDER;
+	d->max_sessions = XD_DEFAULT_SESSIONS;
+	d->level = XD_LOG_INFO;
+	env = getenv("XCUDAD_LOG");
+	if (env && *env) {
+		d->level = xd_log_parse_level(env);
+		if (d->level < 0) {
+			fprintf(stderr, "xcudad: bad XCUDAD_LOG '%s'\n", env);
+			return -1;
+		}
+	}
+
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		switch (c) {
+		case O_SOCKET:
+			d->socket_path = optarg;
+			break;
+		case O_USER:
+			d->user_name = optarg;
+			break;
+		case O_ARENA:
+			if (xd_parse_uint(optarg, 1, XD_MAX_ARENA_MB, &v))
+				goto bad;
+			d->lim.max_arena = v << 20;
+			break;
+		case O_RING:
+			if (xd_parse_uint(optarg, 0, XCUDA_MAX_RING_ORDER, &v))
+				goto bad;
+			d->lim.max_ring_order = (unsigned int)v;
+			break;
+		case O_SESSIONS:
+			if (xd_parse_uint(optarg, 1, 65536, &v))
+				goto bad;
+			d->max_sessions = (unsigned int)v;
+			break;
+		case O_SYSLOG:
+			d->use_syslog = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			xd_usage(stdout);
+			exit(0);
+		default:
+			xd_usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "xcudad: unexpected argument '%s'\n",
+			argv[optind]);
+		return -1;
+	}
+	d->level += verbose;
+	return 0;
+bad:
+	fprintf(stderr, "xcudad: bad value '%s' for --%s\n", optarg,
+		c == O_ARENA ? "max-arena" :
+		c == O_RING ? "max-ring-order" : "max-sessions");
+	return -1;
+}
+
+/* mkdir -p for the socket's directory; new levels are 0755. */
+static int xd_make_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	char *p;
+
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -1;
+	p = strrchr(dir, '/');
+	if (!p || p == dir)
+		return 0;
+	*p = 0;
+	for (p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/*
+ * Removes a socket that no daemon answers on any more; refuses to touch
+ * a live one or anything that is not a socket.
+ */
+static int xd_clear_stale(const char *path, const struct sockaddr_un *a)
+{
+	struct stat st;
+	int fd, live;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode)) {
+		xd_log(XD_LOG_ERROR, "%s exists and is not a socket", path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	live = !connect(fd, (const struct sockaddr *)a, sizeof(*a));
+	close(fd);
+	if (live) {
+		xd_log(XD_LOG_ERROR, "another xcudad is listening on %s",
+		       path);
+		return -1;
+	}
+	if (unlink(path) && errno != ENOENT)
+		return -1;
+	xd_log(XD_LOG_INFO, "removed a stale socket %s", path);
+	return 0;
+}
+
+static int xd_listen(const char *path, ino_t *ino)
+{
+	struct sockaddr_un a;
+	struct stat st;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		xd_log(XD_LOG_ERROR, "socket path too long: %s", path);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	if (xd_make_dir(path)) {
+		xd_log(XD_LOG_ERROR, "cannot create the directory of %s: %s",
+		       path, strerror(errno));
+		return -1;
+	}
+	if (xd_clear_stale(path, &a))
+		return -1;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		xd_log(XD_LOG_ERROR, "bind %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/*
+	 * Anyone who can reach the socket may connect: who can reach it is
+	 * decided by its directory's mode and group (0755 when we create
+	 * it; make it e.g. 0750 root:xcuda to restrict access).  Each
+	 * session is isolated in its own unprivileged worker.
+	 */
+	if (chmod(path, 0666) || listen(fd, 128) || stat(path, &st)) {
+		xd_log(XD_LOG_ERROR, "listen %s: %s", path, strerror(errno));
+		unlink(path);
+		close(fd);
+		return -1;
+	}
+	*ino = st.st_ino;
+	return fd;
+}
+
+/*
+ * Turns a connection away with an error welcome.  The hello is read
+ * first if it is there (briefly: the parent must never wait on a guest),
+ * so that the guest sees the welcome rather than a reset.
+ */
+static void xd_refuse(int fd, int err)
+{
+	struct xcuda_local_welcome w;
+	struct xcuda_local_hello h;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, 50) > 0 &&
+	    recv(fd, &h, sizeof(h), MSG_DONTWAIT) < 0)
+		(void)0;
+	memset(&w, 0, sizeof(w));
+	w.magic = XCUDA_LOCAL_MAGIC;
+	w.version = XCUDA_LOCAL_VERSION;
+	w.status = err;
+	if (send(fd, &w, sizeof(w), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		(void)0;
+	close(fd);
+}
+
+struct xd_local_conn {
+	struct xd_daemon *d;
+	int fd;
+};
+
+/* A worker's life on a local connection. */
+static int xd_local_body(void *arg, uint32_t session)
+{
+	struct xd_local_conn *lc = arg;
+	struct xd_chan c;
+	int ret;
+
+	if (xd_user_drop(&lc->d->user)) {
+		xd_refuse(lc->fd, -EPERM);
+		return 1;
+	}
+	memset(&c, 0, sizeof(c));
+	ret = xd_local_accept(lc->fd, &c, &lc->d->lim, session);
+	if (ret) {
+		xd_log(XD_LOG_WARN, "handshake failed: %s", strerror(-ret));
+		return 2;
+	}
+	return xd_worker_run(&c);
+}
+
+static void xd_accept_local(struct xd_daemon *d)
+{
+	struct xd_local_conn lc = { .d = d };
+	uint32_t session;
+	int fd;
+
+	for (;;) {
+		fd = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE ||
+			    errno == ENOBUFS || errno == ENOMEM) {
+				struct timespec t = { 0, 100 * 1000 * 1000 };
+
+				/* Let the load pass instead of spinning. */
+				xd_log_ratelimited(XD_LOG_WARN, "accept: %s",
+						   strerror(errno));
+				nanosleep(&t, NULL);
+			} else if (errno != EAGAIN && errno != EINTR &&
+				   errno != ECONNABORTED) {
+				xd_log_ratelimited(XD_LOG_WARN, "accept: %s",
+						   strerror(errno));
+			}
+			return;
+		}
+		if (xd_super_full(&d->super)) {
+			xd_log_ratelimited(XD_LOG_WARN, "%u sessions already: "
+					   "refusing a connection",
+					   d->super.live);
+			xd_refuse(fd, -EBUSY);
+			continue;
+		}
+		session = xd_super_new_session(&d->super);
+		lc.fd = fd;
+		if (xd_super_spawn(&d->super, session, xd_local_body,
+				   &lc) < 0)
+			xd_refuse(fd, -EAGAIN);
+		else
+			close(fd);
+	}
+}
+
+static int xd_signals(struct xd_daemon *d, sigset_t *old)
+{
+	sigset_t set;
+
+	/* Replies to guests that left must not kill anyone. */
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, old))
+		return -1;
+	d->sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return d->sfd < 0 ? -1 : 0;
+}
+
+/* Returns 1 when the daemon must stop. */
+static int xd_on_signal(struct xd_daemon *d)
+{
+	struct signalfd_siginfo si;
+	int stop = 0;
+
+	while (read(d->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			xd_super_reap(&d->super);
+			break;
+		case SIGTERM:
+		case SIGINT:
+			xd_log(XD_LOG_INFO, "%s: shutting down",
+			       strsignal((int)si.ssi_signo));
+			stop = 1;
+			break;
+		default:
+			break;
+		}
+	}
+	return stop;
+}
+
+int main(int argc, char **argv)
+{
+	struct xd_daemon d;
+	struct pollfd p[2];
+	struct stat st;
+	sigset_t old;
+	int stop = 0;
+
+	memset(&d, 0, sizeof(d));
+	d.lfd = -1;
+	d.sfd = -1;
+	if (xd_options(&d, argc, argv))
+		return 2;
+	xd_log_setup(d.level, d.use_syslog);
+	if (xd_user_resolve(&d.user, d.user_name))
+		return 1;
+	if (xd_super_init(&d.super, d.max_sessions) ||
+	    xd_signals(&d, &old)) {
+		xd_log(XD_LOG_ERROR, "cannot start: %s", strerror(errno));
+		return 1;
+	}
+	d.super.child_mask = old;
+	d.lfd = xd_listen(d.socket_path, &d.sock_ino);
+	if (d.lfd < 0)
+		return 1;
+	xd_super_parent_fd(&d.super, d.lfd);
+	xd_super_parent_fd(&d.super, d.sfd);
+	xd_log(XD_LOG_INFO, "listening on %s: at most %u sessions, arena "
+	       "%llu MiB, ring order %u, workers run as %s", d.socket_path,
+	       d.max_sessions, (unsigned long long)(d.lim.max_arena >> 20),
+	       d.lim.max_ring_order, d.user.name);
+
+	p[0].fd = d.sfd;
+	p[0].events = POLLIN;
+	p[1].fd = d.lfd;
+	p[1].events = POLLIN;
+	while (!stop) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			xd_log(XD_LOG_ERROR, "poll: %s", strerror(errno));
+			break;
+		}
+		if (p[0].revents)
+			stop = xd_on_signal(&d);
+		if (!stop && p[1].revents)
+			xd_accept_local(&d);
+	}
+
+	close(d.lfd);
+	if (!stat(d.socket_path, &st) && st.st_ino == d.sock_ino)
+		unlink(d.socket_path);
+	xd_super_stop_all(&d.super, 2000);
+	xd_super_fini(&d.super);
+	xd_user_free(&d.user);
+	close(d.sfd);
+	xd_log(XD_LOG_INFO, "stopped");
+	return 0;
+}

@@ -1,0 +1,870 @@
+// SPDX-License-Identifier: MIT
+/*
+ * xcudad against a hostile guest.  Starts the built daemon (env XCUDAD,
+ * default build/bin/xcudad) on a socket in a fresh temporary directory and
+ * talks to it through the guest's own `local` transport:
+ *  - two sessions open and answer ECHO of 1 B, 4 KiB and 16 MiB (with
+ *    fill), checked against checksums computed here;
+ *  - one of them sends every kind of malformed request: each gets exactly
+ *    one error answer carrying its id, and both sessions live on;
+ *  - its ring is then corrupted: its worker ends, the other session and
+ *    new ones are unaffected;
+ *  - a worker killed with SIGKILL: its guest sees -EPIPE promptly and the
+ *    daemon serves on;
+ *  - the session limit, and stopping (SIGTERM) or killing (SIGKILL) the
+ *    daemon and starting it again.
+ * The daemon's log is kept and checked: every worker that ended normally
+ * exited with status 0 (sanitizer reports in workers would fail that).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "xcuda/hash.h"
+#include "guest-lib/transport.h"
+
+#define ARENA		(64ull << 20)
+#define TIMEOUT_MS	20000
+
+static int passed, failed;
+static char dir[256], sock[320], logpath[320];
+static const char *xcudad;
+static pid_t daemon_pid = -1;
+static uint64_t next_id = 1;
+static int init_status, device_count;
+
+static void result(int ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void result(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		passed++;
+		printf("PASS %s\n", name);
+		return;
+	}
+	failed++;
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- the daemon ---- */
+
+static char *read_log(void)
+{
+	FILE *f = fopen(logpath, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n)
+		buf[0] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* Waits for @needle in the daemon's log; 1 if it came. */
+static int wait_log(const char *needle, long ms)
+{
+	long end = now_ms() + ms;
+
+	do {
+		char *log = read_log();
+		int found = log && strstr(log, needle);
+
+		free(log);
+		if (found)
+			return 1;
+		nap_ms(20);
+	} while (now_ms() < end);
+	return 0;
+}
+
+static int count_log(const char *needle)
+{
+	char *log = read_log(), *p;
+	int n = 0;
+
+	for (p = log; p && (p = strstr(p, needle)); p++)
+		n++;
+	free(log);
+	return n;
+}
+
+static void dump_log(void)
+{
+	char *log = read_log();
+
+	printf("--- xcudad log ---\n%s--- end of log ---\n",
+	       log ? log : "(none)\n");
+	free(log);
+}
+
+static int start_daemon(const char *max_sessions)
+{
+	long end = now_ms() + TIMEOUT_MS;
+	int fd, before = count_log("listening on");
+	struct stat st;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 2);
+			dup2(fd, 1);
+		}
+		execl(xcudad, xcudad, "--socket", sock, "--max-sessions",
+		      max_sessions, "-v", (char *)NULL);
+		perror("exec xcudad");
+		_exit(127);
+	}
+	daemon_pid = pid;
+	while (now_ms() < end) {
+		int status;
+
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			daemon_pid = -1;
+			return -1;
+		}
+		if (!stat(sock, &st) && S_ISSOCK(st.st_mode) &&
+		    count_log("listening on") > before)
+			return 0;
+		nap_ms(20);
+	}
+	return -1;
+}
+
+/* Signals the daemon and waits for it; returns its wait status or -1. */
+static int stop_daemon(int sig, long ms)
+{
+	long end = now_ms() + ms;
+	int status;
+
+	if (daemon_pid < 0)
+		return -1;
+	kill(daemon_pid, sig);
+	while (now_ms() < end) {
+		if (waitpid(daemon_pid, &status, WNOHANG) == daemon_pid) {
+			daemon_pid = -1;
+			return status;
+		}
+		nap_ms(20);
+	}
+	kill(daemon_pid, SIGKILL);
+	waitpid(daemon_pid, &status, 0);
+	daemon_pid = -1;
+	return -1;
+}
+
+static int daemon_alive(void)
+{
+	int status;
+
+	return daemon_pid > 0 && waitpid(daemon_pid, &status, WNOHANG) == 0;
+}
+
+/* The worker pid the daemon logged for @session, or -1. */
+static pid_t worker_pid(uint32_t session)
+{
+	char needle[64], *log, *p;
+	pid_t pid = -1;
+
+	snprintf(needle, sizeof(needle), "session %08x: worker ", session);
+	if (!wait_log(needle, TIMEOUT_MS))
+		return -1;
+	log = read_log();
+	p = log ? strstr(log, needle) : NULL;
+	if (p)
+		pid = (pid_t)atoi(p + strlen(needle));
+	free(log);
+	return pid;
+}
+
+/* ---- guest side ---- */
+
+static int sess_open(struct xc_transport *t)
+{
+	struct xc_transport_opts o = { 0 };
+
+	memset(t, 0, sizeof(*t));
+	o.path = sock;
+	o.arena_size = ARENA;
+	return xc_local_open(t, &o);
+}
+
+static void req_init(struct xc_transport *t, struct xcuda_request *req,
+		     uint16_t op, const void *args, uint16_t len)
+{
+	memset(req, 0, sizeof(*req));
+	req->hdr.op = op;
+	req->hdr.len = len;
+	req->hdr.session = t->session;
+	req->hdr.id = next_id++;
+	if (len)
+		memcpy(req->args, args, len);
+}
+
+/*
+ * Sends @req and waits for its one answer; any other answer fails.
+ * Returns 0, -ETIMEDOUT, -EPROTO (a wrong answer) or the transport's error.
+ */
+static int rpc(struct xc_transport *t, const struct xcuda_request *req,
+	       struct xcuda_response *rsp)
+{
+	int n = t->ops->submit(t, req, 1);
+
+	if (n < 0)
+		return n;
+	n = t->ops->receive(t, rsp, 1, TIMEOUT_MS);
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return -ETIMEDOUT;
+	if (rsp->id != req->hdr.id || rsp->op != req->hdr.op ||
+	    rsp->flags != req->hdr.flags)
+		return -EPROTO;
+	return 0;
+}
+
+static int do_open(struct xc_transport *t, struct xcuda_open_res *r)
+{
+	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, XCUDA_FEATURES_ALL,
+				     0 };
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	int err;
+
+	a.arena_size = t->arena_size;
+	req_init(t, &req, XCUDA_OP_OPEN, &a, sizeof(a));
+	err = rpc(t, &req, &rsp);
+	if (err)
+		return err;
+	memcpy(r, rsp.out, sizeof(*r));
+	return rsp.status;
+}
+
+/* ECHO of @len bytes at @off; 0 if the checksum (and fill) are right. */
+static int do_echo(struct xc_transport *t, uint64_t off, uint32_t len,
+		   uint32_t seed, int fill, char *why, size_t whylen)
+{
+	struct xcuda_echo_args a = { seed, (uint32_t)fill, 0x3c, 0 };
+	uint8_t *p = (uint8_t *)t->arena + off;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct xcuda_echo_res r;
+	uint64_t want;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 131 + seed + (i >> 13));
+	want = xcuda_fnv1a64(seed, p, len);
+	req_init(t, &req, XCUDA_OP_ECHO, &a, sizeof(a));
+	req.hdr.data_off = (uint32_t)off;
+	req.hdr.data_len = len;
+	err = rpc(t, &req, &rsp);
+	if (err) {
+		snprintf(why, whylen, "transport error %d", err);
+		return -1;
+	}
+	memcpy(&r, rsp.out, sizeof(r));
+	if (rsp.status || rsp.len != sizeof(r) || r.checksum != want ||
+	    r.bytes != len) {
+		snprintf(why, whylen, "status %d len %u sum %llx want %llx "
+			 "bytes %llu", rsp.status, rsp.len,
+			 (unsigned long long)r.checksum,
+			 (unsigned long long)want,
+			 (unsigned long long)r.bytes);
+		return -1;
+	}
+	for (i = 0; fill && i < len; i++) {
+		if (p[i] != 0x3c) {
+			snprintf(why, whylen, "byte %u not filled", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void check_echo(struct xc_transport *t, const char *name)
+{
+	char why[200] = "";
+
+	result(!do_echo(t, 4096, 64, 11, 0, why, sizeof(why)), name, "%s",
+	       why);
+}
+
+static void check_open(struct xc_transport *t, const char *name)
+{
+	struct xcuda_open_res r;
+	int err = do_open(t, &r);
+
+	result(!err && r.version == XCUDA_PROTO_VERSION &&
+	       r.init_status == init_status &&
+	       r.device_count == (init_status ? -1 : device_count), name,
+	       "err %d version %u init %d (want %d) count %d (want %d)", err,
+	       r.version, r.init_status, init_status, r.device_count,
+	       device_count);
+}
+
+/* ---- malformed requests ---- */
+
+struct bad {
+	const char *name;
+	uint16_t op;
+	uint16_t flags;
+	uint16_t len;		/* 0xffff: the command's full size */
+	uint32_t data_off;
+	uint32_t data_len;
+	int session_delta;
+	uint32_t rsvd;
+	int want;
+	void (*args)(struct xc_transport *t, uint8_t *args);
+};
+
+static void args_unterminated_name(struct xc_transport *t, uint8_t *args)
+{
+	struct xcuda_symbol_args a = { 16, 0 };
+
+	memset((uint8_t *)t->arena + 8192, 'x', 4096);
+	memcpy(args, &a, sizeof(a));
+}
+
+static void args_module_too_big(struct xc_transport *t, uint8_t *args)
+{
+	struct xcuda_module_args a = { XCUDA_MAX_MODULE + 1ull, 0, 0,
+				       XCUDA_MOD_FIRST, 0 };
+
+	(void)t;
+	memcpy(args, &a, sizeof(a));
+}
+
+static void args_memcpy_h2d_outside(struct xc_transport *t, uint8_t *args)
+{
+	struct xcuda_memcpy_args a = { 0 };
+
+	a.dst = 0x7f0000000000ull;
+	a.src = t->arena_size - 100;
+	a.count = 4096;
+	a.dir = XCUDA_COPY_H2D;
+	memcpy(args, &a, sizeof(a));
+}
+
+static void args_memcpy_d2h_outside(struct xc_transport *t, uint8_t *args)
+{
+	struct xcuda_memcpy_args a = { 0 };
+
+	(void)t;
+	a.dst = ~0ull - 10;
+	a.src = 0x7f0000000000ull;
+	a.count = 4096;
+	a.dir = XCUDA_COPY_D2H;
+	memcpy(args, &a, sizeof(a));
+}
+
+static void args_launch_bogus(struct xc_transport *t, uint8_t *args)
+{
+	struct xcuda_launch_args a;
+
+	(void)t;
+	memset(&a, 0, sizeof(a));
+	a.func = 0xdead;
+	a.grid[0] = a.grid[1] = a.grid[2] = 1;
+	a.block[0] = a.block[1] = a.block[2] = 1;
+	memcpy(args, &a, sizeof(a));
+}
+
+static void args_stream_unknown(struct xc_transport *t, uint8_t *args)
+{
+	struct xcuda_handle_args a = { 12345, 0 };
+
+	(void)t;
+	memcpy(args, &a, sizeof(a));
+}
+
+static void args_echo(struct xc_transport *t, uint8_t *args)
+{
+	struct xcuda_echo_args a = { 0, 1, 0, 0 };
+
+	(void)t;
+	memcpy(args, &a, sizeof(a));
+}
+
+#define EINVAL_	cudaErrorInvalidValue
+#define FULL	0xffff
+
+static const struct bad bads[] = {
+	{ "opcode 0", 0, 0, 0, 0, 0, 0, 0, cudaErrorNotSupported, NULL },
+	{ "opcode gap 5", 5, 0, 0, 0, 0, 0, 0, cudaErrorNotSupported, NULL },
+	{ "opcode OP_MAX", XCUDA_OP_MAX, 0, 0, 0, 0, 0, 0,
+	  cudaErrorNotSupported, NULL },
+	{ "opcode 0xffff", 0xffff, 0, 0, 0, 0, 0, 0, cudaErrorNotSupported,
+	  NULL },
+	{ "echo offset at the arena's end", XCUDA_OP_ECHO, 0, FULL,
+	  (uint32_t)ARENA, 1, 0, 0, EINVAL_, args_echo },
+	{ "echo offset past the arena", XCUDA_OP_ECHO, 0, FULL,
+	  (uint32_t)ARENA + 4096, 16, 0, 0, EINVAL_, args_echo },
+	{ "echo length past the arena", XCUDA_OP_ECHO, 0, FULL, 4096,
+	  (uint32_t)ARENA, 0, 0, EINVAL_, args_echo },
+	{ "echo extent wraps", XCUDA_OP_ECHO, 0, FULL, 0xffffffffu,
+	  0xffffffffu, 0, 0, EINVAL_, args_echo },
+	{ "echo empty extent", XCUDA_OP_ECHO, 0, FULL, 0, 0, 0, 0, EINVAL_,
+	  args_echo },
+	{ "wrong session id", XCUDA_OP_ECHO, 0, FULL, 0, 16, 1, 0, EINVAL_,
+	  args_echo },
+	{ "nonzero rsvd", XCUDA_OP_ECHO, 0, FULL, 0, 16, 0, 7, EINVAL_,
+	  args_echo },
+	{ "unknown request flag", XCUDA_OP_ECHO, 4, FULL, 0, 16, 0, 0,
+	  EINVAL_, args_echo },
+	{ "truncated echo", XCUDA_OP_ECHO, 0, 8, 0, 16, 0, 0, EINVAL_,
+	  args_echo },
+	{ "truncated memcpy", XCUDA_OP_MEMCPY, 0, 8, 0, 0, 0, 0, EINVAL_,
+	  args_memcpy_h2d_outside },
+	{ "oversized len", XCUDA_OP_DEVICE_SYNCHRONIZE, 0, 200, 0, 0, 0, 0,
+	  EINVAL_, NULL },
+	{ "len past the slot", XCUDA_OP_ECHO, 0, XCUDA_REQ_INLINE + 1, 0, 16,
+	  0, 0, EINVAL_, args_echo },
+	{ "posted non-postable", XCUDA_OP_MALLOC, XCUDA_RF_POSTED, FULL, 0, 0,
+	  0, 0, EINVAL_, NULL },
+	{ "posted echo", XCUDA_OP_ECHO, XCUDA_RF_POSTED, FULL, 0, 16, 0, 0,
+	  EINVAL_, args_echo },
+	{ "extent on a NONE command", XCUDA_OP_MALLOC, 0, FULL, 0, 16, 0, 0,
+	  EINVAL_, NULL },
+	{ "unterminated FUNC_GET name", XCUDA_OP_FUNC_GET, 0, FULL, 8192,
+	  4096, 0, 0, EINVAL_, args_unterminated_name },
+	{ "MODULE_DATA total over the limit", XCUDA_OP_MODULE_DATA, 0, FULL,
+	  8192, 4096, 0, 0, EINVAL_, args_module_too_big },
+	{ "MEMCPY h2d outside the arena", XCUDA_OP_MEMCPY, 0, FULL, 0, 0, 0,
+	  0, EINVAL_, args_memcpy_h2d_outside },
+	{ "MEMCPY d2h outside the arena, posted", XCUDA_OP_MEMCPY,
+	  XCUDA_RF_POSTED, FULL, 0, 0, 0, 0, EINVAL_,
+	  args_memcpy_d2h_outside },
+	{ "LAUNCH bogus func", XCUDA_OP_LAUNCH, XCUDA_RF_POSTED, FULL, 0, 0, 0,
+	  0, cudaErrorInvalidResourceHandle, args_launch_bogus },
+	{ "unknown stream handle", XCUDA_OP_STREAM_SYNCHRONIZE, 0, FULL, 0, 0,
+	  0, 0, cudaErrorInvalidResourceHandle, args_stream_unknown },
+	{ "unknown event handle", XCUDA_OP_EVENT_QUERY, 0, FULL, 0, 0, 0, 0,
+	  cudaErrorInvalidResourceHandle, args_stream_unknown },
+};
+
+#define NBADS	(sizeof(bads) / sizeof(bads[0]))
+
+static uint16_t full_len(uint16_t op)
+{
+	switch (op) {
+#define XCUDA_CALL(nm, num, fl, ar, rs, dt)				\
+	case num:							\
+		return sizeof(struct xcuda_##ar);
+#include "xcuda/calls.def"
+#undef XCUDA_CALL
+	}
+	return 0;
+}
+
+static void make_bad(struct xc_transport *t, const struct bad *b,
+		     struct xcuda_request *req)
+{
+	uint8_t args[XCUDA_REQ_INLINE] = { 0 };
+
+	if (b->args)
+		b->args(t, args);
+	req_init(t, req, b->op, args, 0);
+	memcpy(req->args, args, sizeof(args));
+	req->hdr.len = b->len == FULL ? full_len(b->op) : b->len;
+	req->hdr.flags = b->flags;
+	req->hdr.data_off = b->data_off;
+	req->hdr.data_len = b->data_len;
+	req->hdr.session = t->session + (uint32_t)b->session_delta;
+	req->hdr.rsvd = b->rsvd;
+}
+
+static void test_malformed(struct xc_transport *t)
+{
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	char name[160];
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < NBADS; i++) {
+		make_bad(t, &bads[i], &req);
+		err = rpc(t, &req, &rsp);
+		snprintf(name, sizeof(name), "malformed: %s", bads[i].name);
+		result(!err && rsp.status == bads[i].want, name,
+		       "transport %d, status %d, want %d", err,
+		       err ? 0 : rsp.status, bads[i].want);
+	}
+}
+
+/* All of them at once, in one batch: one answer each, by id. */
+static void test_malformed_batch(struct xc_transport *t)
+{
+	unsigned int n = t->ring_slots < NBADS ? t->ring_slots : NBADS;
+	struct xcuda_request req[NBADS];
+	struct xcuda_response rsp[NBADS];
+	unsigned int i, got = 0, seen[NBADS] = { 0 }, wrong = 0;
+	long end = now_ms() + TIMEOUT_MS;
+	int r;
+
+	for (i = 0; i < n; i++)
+		make_bad(t, &bads[i], &req[i]);
+	r = t->ops->submit(t, req, n);
+	while (!r && got < n && now_ms() < end) {
+		r = t->ops->receive(t, rsp + got, n - got, 1000);
+		if (r < 0)
+			break;
+		got += (unsigned int)r;
+		r = 0;
+	}
+	for (i = 0; i < got; i++) {
+		uint64_t k = rsp[i].id - req[0].hdr.id;
+
+		if (k >= n || seen[k]++ || rsp[i].status != bads[k].want ||
+		    rsp[i].op != req[k].hdr.op)
+			wrong++;
+	}
+	result(!r && got == n && !wrong, "malformed batch answered once each",
+	       "transport %d, %u of %u answers, %u wrong", r, got, n, wrong);
+}
+
+/* ---- ring corruption ---- */
+
+/*
+ * Finds the shared ring of @t: the mapping at offset 0 of the memfd that
+ * holds the arena, read from /proc/self/maps.
+ */
+static void *find_ring(struct xc_transport *t)
+{
+	unsigned long a = (unsigned long)t->arena, lo, hi, off, ino;
+	unsigned long arena_ino = 0, ring = 0;
+	char line[512], dev[32];
+	FILE *f;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		f = fopen("/proc/self/maps", "r");
+		if (!f)
+			return NULL;
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "%lx-%lx %*s %lx %31s %lu", &lo, &hi,
+				   &off, dev, &ino) != 5 || !ino)
+				continue;
+			if (!pass && a >= lo && a < hi)
+				arena_ino = ino;
+			if (pass && ino == arena_ino && off == 0)
+				ring = lo;
+		}
+		fclose(f);
+		if (!arena_ino)
+			return NULL;
+	}
+	return (void *)ring;
+}
+
+/* Rings every eventfd doorbell this process holds: spurious ones are
+ * harmless, and the corrupted session's worker must look at its ring. */
+static void ring_all_doorbells(void)
+{
+	char path[300], target[128];
+	struct dirent *de;
+	uint64_t one = 1;
+	DIR *d = opendir("/proc/self/fd");
+	ssize_t n;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (strstr(target, "eventfd") &&
+		    write(atoi(de->d_name), &one, sizeof(one)) < 0)
+			(void)0;
+	}
+	closedir(d);
+}
+
+static int wait_epipe(struct xc_transport *t, long ms, long *took)
+{
+	struct xcuda_response rsp;
+	long start = now_ms(), end = start + ms;
+	int r = 0;
+
+	while (now_ms() < end) {
+		r = t->ops->receive(t, &rsp, 1, 200);
+		if (r < 0)
+			break;
+	}
+	*took = now_ms() - start;
+	return r;
+}
+
+static void test_corrupt(struct xc_transport *a, struct xc_transport *b)
+{
+	struct xcuda_sring *sr = find_ring(a);
+	char needle[96];
+	long took;
+	int r;
+
+	result(sr != NULL, "found the shared ring", "not in /proc/self/maps");
+	if (!sr)
+		return;
+	__atomic_store_n(&sr->req_prod, sr->req_prod + 3 * a->ring_slots + 5,
+			 __ATOMIC_RELEASE);
+	ring_all_doorbells();
+	snprintf(needle, sizeof(needle), "session %08x: guest broke the ring",
+		 a->session);
+	result(wait_log(needle, TIMEOUT_MS), "corrupted ring: worker warns",
+	       "no \"%s\" in the log", needle);
+	snprintf(needle, sizeof(needle), "session %08x: worker", a->session);
+	r = wait_epipe(a, 5000, &took);
+	result(r == -EPIPE, "corrupted ring: guest sees the worker gone",
+	       "receive gave %d after %ld ms", r, took);
+	check_echo(b, "other session unaffected by the corruption");
+}
+
+/* ---- the whole story ---- */
+
+static void count_clean_exits(const char *name)
+{
+	/* Worker failures, daemon errors, sanitizer reports. */
+	int bad = count_log("exited with status") + count_log("]: error: ") +
+		  count_log("ERROR") + count_log("runtime error");
+
+	result(!bad, name, "%d failures in the log", bad);
+}
+
+int main(void)
+{
+	struct xc_transport a, b, c, d, e, m[4];
+	struct xcuda_open_res r;
+	char why[200] = "";
+	int err, status, i;
+	long took;
+	pid_t pid;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	xcudad = getenv("XCUDAD");
+	if (!xcudad || !*xcudad)
+		xcudad = "build/bin/xcudad";
+	if (access(xcudad, X_OK)) {
+		printf("FAIL setup: no xcudad at %s\n0 passed, 1 failed\n",
+		       xcudad);
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/xcudad-test.XXXXXX");
+	if (!mkdtemp(dir)) {
+		printf("FAIL setup: mkdtemp\n0 passed, 1 failed\n");
+		return 1;
+	}
+	/* A socket directory that does not exist yet: xcudad makes it. */
+	snprintf(sock, sizeof(sock), "%s/run/xcudad.sock", dir);
+	snprintf(logpath, sizeof(logpath), "%s/xcudad.log", dir);
+	init_status = cudaGetDeviceCount(&device_count);
+
+	result(!start_daemon("8"), "daemon starts", "see the log");
+	if (daemon_pid < 0)
+		goto out;
+
+	err = sess_open(&a);
+	result(!err && a.session && a.arena_size == ARENA && a.ring_slots,
+	       "session A opens", "err %d session %08x arena %llu", err,
+	       a.session, (unsigned long long)a.arena_size);
+	err |= sess_open(&b);
+	result(!err && b.session != a.session, "session B opens",
+	       "err %d, sessions %08x %08x", err, a.session, b.session);
+	if (err)
+		goto stop;
+	check_open(&a, "OPEN A reports the runtime's init status");
+	check_open(&b, "OPEN B reports the runtime's init status");
+
+	result(!do_echo(&b, 0, 1, 0, 0, why, sizeof(why)), "ECHO 1 B", "%s",
+	       why);
+	result(!do_echo(&b, 12345, 4096, 77, 0, why, sizeof(why)),
+	       "ECHO 4 KiB", "%s", why);
+	result(!do_echo(&b, 1 << 20, 16 << 20, 9, 1, why, sizeof(why)),
+	       "ECHO 16 MiB with fill", "%s", why);
+	result(!do_echo(&b, ARENA - 4096, 4096, 3, 1, why, sizeof(why)),
+	       "ECHO at the arena's end", "%s", why);
+
+	test_malformed(&a);
+	test_malformed_batch(&a);
+	check_echo(&a, "A answers after the malformed requests");
+	check_echo(&b, "B answers after A's malformed requests");
+
+	test_corrupt(&a, &b);
+	a.ops->close(&a);
+	err = sess_open(&c);
+	result(!err, "session C opens after A's end", "err %d", err);
+	if (err)
+		goto stop_b;
+	check_open(&c, "OPEN C");
+	check_echo(&c, "C answers");
+
+	/* SIGKILL of a worker ends its session only. */
+	pid = worker_pid(c.session);
+	result(pid > 0 && !kill(pid, SIGKILL), "kill -9 C's worker",
+	       "no pid for session %08x", c.session);
+	err = wait_epipe(&c, 5000, &took);
+	result(err == -EPIPE && took < 3000, "C's guest sees -EPIPE promptly",
+	       "receive gave %d after %ld ms", err, took);
+	c.ops->close(&c);
+	result(daemon_alive() && wait_log("killed by signal 9", 5000),
+	       "daemon logs the killed worker and stays up",
+	       "daemon alive %d", daemon_alive());
+	check_echo(&b, "B answers after C's worker was killed");
+	err = sess_open(&d);
+	result(!err, "session D opens after the kill", "err %d", err);
+	if (!err) {
+		check_open(&d, "OPEN D");
+		check_echo(&d, "D answers");
+	}
+
+	/* CLOSE: answered, then the worker exits cleanly. */
+	if (!err) {
+		struct xcuda_request req;
+		struct xcuda_response rsp;
+		char needle[64];
+
+		req_init(&d, &req, XCUDA_OP_CLOSE, NULL, 0);
+		err = rpc(&d, &req, &rsp);
+		result(!err && !rsp.status, "CLOSE is answered", "err %d", err);
+		snprintf(needle, sizeof(needle), "session %08x: worker %d "
+			 "exited\n", d.session, (int)worker_pid(d.session));
+		result(wait_log(needle, 5000), "CLOSE ends the worker cleanly",
+		       "no \"%s\"", needle);
+		d.ops->close(&d);
+	}
+
+stop_b:
+	/* SIGTERM: workers go, the socket goes, the daemon exits 0. */
+	status = stop_daemon(SIGTERM, TIMEOUT_MS);
+	result(status >= 0 && WIFEXITED(status) && !WEXITSTATUS(status),
+	       "SIGTERM stops the daemon with status 0", "wait status %#x",
+	       status);
+	result(access(sock, F_OK) && errno == ENOENT,
+	       "SIGTERM removes the socket", "socket still there");
+	err = wait_epipe(&b, 5000, &took);
+	result(err == -EPIPE, "B's guest sees -EPIPE when the daemon stops",
+	       "receive gave %d", err);
+	b.ops->close(&b);
+
+	/* Restarted, with a session limit of 3. */
+	result(!start_daemon("3"), "daemon restarts", "see the log");
+	if (daemon_pid < 0)
+		goto out;
+	for (i = 0; i < 3; i++) {
+		err = sess_open(&m[i]);
+		if (!err)
+			err = do_open(&m[i], &r);
+		if (err)
+			break;
+	}
+	result(i == 3, "three sessions within the limit", "session %d: %d",
+	       i, err);
+	if (i == 3) {
+		err = sess_open(&m[3]);
+		result(err < 0, "a fourth session is refused", "err %d", err);
+		if (!err)
+			m[3].ops->close(&m[3]);
+		m[0].ops->close(&m[0]);
+		/* The freed place comes back once the worker is reaped. */
+		for (took = now_ms() + 5000; now_ms() < took;) {
+			err = sess_open(&m[0]);
+			if (!err)
+				break;
+			nap_ms(50);
+		}
+		result(!err, "a session opens once one has closed", "err %d",
+		       err);
+		if (!err) {
+			check_open(&m[0], "OPEN after the limit");
+			check_echo(&m[0], "ECHO after the limit");
+			m[0].ops->close(&m[0]);
+		}
+		m[1].ops->close(&m[1]);
+		m[2].ops->close(&m[2]);
+	}
+
+	/* SIGKILL leaves a stale socket; the next start clears it. */
+	status = stop_daemon(SIGKILL, TIMEOUT_MS);
+	result(status >= 0 && WIFSIGNALED(status), "daemon killed with -9",
+	       "wait status %#x", status);
+	result(!start_daemon("8"), "daemon restarts over a stale socket",
+	       "see the log");
+	if (daemon_pid < 0)
+		goto out;
+	err = sess_open(&e);
+	result(!err, "session E opens after the restart", "err %d", err);
+	if (!err) {
+		check_open(&e, "OPEN E");
+		check_echo(&e, "E answers");
+		e.ops->close(&e);
+	}
+
+stop:
+	status = stop_daemon(SIGTERM, TIMEOUT_MS);
+	result(status >= 0 && WIFEXITED(status) && !WEXITSTATUS(status),
+	       "daemon stops cleanly at the end", "wait status %#x", status);
+	count_clean_exits("no worker failed and nothing went wrong in the log");
+out:
+	if (failed)
+		dump_log();
+	if (daemon_pid > 0)
+		stop_daemon(SIGKILL, 5000);
+	printf("%d passed, %d failed\n", passed, failed);
+	/* XCUDAD_TEST_KEEP=1 keeps the directory and its log. */
+	if (getenv("XCUDAD_TEST_KEEP"))
+		printf("kept %s\n", dir);
+	else if (!failed) {
+		unlink(logpath);
+		unlink(sock);
+		*strrchr(sock, '/') = 0;
+		rmdir(sock);
+		rmdir(dir);
+	}
+	return failed ? 1 : 0;
+}

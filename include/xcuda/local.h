@@ -13,6 +13,12 @@
  * its first (PAGE << ring_order) bytes and the arena right after it.  The
  * socket then stays open and carries nothing: its hang-up tells either end
  * that the other has gone.
+ *
+ * The worker initialises the shared ring (SHARED_RING_INIT) before it sends
+ * the memfd, so no one ever sees it half set up; the guest only attaches.
+ * The worker seals the memfd against shrinking and growing (a peer that
+ * could truncate it would make the other fault on access), and the guest
+ * refuses one without those seals.  Both doorbells are non-blocking.
  */
 #ifndef XCUDA_LOCAL_H
 #define XCUDA_LOCAL_H
@@ -23,6 +29,8 @@
 #define XCUDA_LOCAL_SOCKET_ENV		"XCUDA_SOCKET"
 #define XCUDA_LOCAL_MAGIC		0x78637564u	/* "xcud" */
 #define XCUDA_LOCAL_VERSION		1
+/* Requests address the arena with 32-bit offsets: it never exceeds 4 GiB. */
+#define XCUDA_LOCAL_ARENA_MAX		(1ull << 32)
 
 struct xcuda_local_hello {
 	uint32_t magic;

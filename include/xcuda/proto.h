@@ -23,7 +23,16 @@
 #else
 #include <stddef.h>
 #include <stdint.h>
-/* Xen's ring.h leaves the barriers to its includer in user space. */
+/*
+ * Xen's ring.h leaves the barriers to its includer in user space, but only
+ * from interface 3.2.8 on: below that (the default when nobody asks for a
+ * version) it maps them onto mb()/rmb()/wmb(), which user space lacks.
+ */
+#ifndef __XEN_INTERFACE_VERSION__
+#define __XEN_INTERFACE_VERSION__ 0x00030208
+#elif __XEN_INTERFACE_VERSION__ < 0x00030208
+#error "include xcuda/proto.h before other Xen headers"
+#endif
 #ifndef xen_mb
 #define xen_mb()  __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define xen_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)

@@ -15,7 +15,8 @@
  *              handle 0.  Any bad piece ends the upload: the guest starts
  *              over with FIRST.  A loaded image stays allocated until its
  *              unload: sharing compares bytes, and lazy loading may still
- *              read it.
+ *              read it.  The copy ends in a NUL that is not part of the
+ *              image, so an unterminated "PTX" cannot make CUDA read on.
  * MODULE_UNLOAD  drops one reference; the last one unloads the library
  *              (cudaLibraryUnload, its error is the answer) and invalidates
  *              the module's kernel handles.
@@ -163,9 +164,14 @@ int xd_op_module_data(struct xd_session *s, struct xd_call *call)
 		xd_upload_drop(s);
 		if (a.offset || !a.total || a.total > XCUDA_MAX_MODULE)
 			return cudaErrorInvalidValue;
-		u->image = malloc(a.total);
+		/*
+		 * One more byte, a NUL: CUDA takes an image that is not a
+		 * cubin or fatbinary for PTX text and reads it up to a NUL.
+		 */
+		u->image = malloc(a.total + 1);
 		if (!u->image)
 			return cudaErrorMemoryAllocation;
+		u->image[a.total] = 0;
 		u->total = a.total;
 	} else if (!u->image || a.total != u->total) {
 		goto bad;

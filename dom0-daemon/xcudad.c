@@ -48,6 +48,16 @@ struct xd_daemon {
 	ino_t sock_ino;		/* ours to unlink at exit, not a successor's */
 };
 
+/*
+ * Only read in sanitizer builds: CUDA maps memory where AddressSanitizer
+ * keeps its shadow gap, and without this every worker's CUDA init fails.
+ */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "protect_shadow_gap=0";
+}
+
 static void xd_usage(FILE *f)
 {
 	fprintf(f,

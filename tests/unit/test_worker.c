@@ -22,6 +22,13 @@
 
 static int passed, failed;
 
+/* Sanitizer builds: CUDA needs AddressSanitizer's shadow gap. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "protect_shadow_gap=0";
+}
+
 static void result(int ok, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -392,7 +399,12 @@ static void test_modules(void)
 	module_piece("module LAST with a wrong hash", 300, 0, hash ^ 1,
 		     XCUDA_MOD_FIRST | XCUDA_MOD_LAST, 300, bad);
 
-	/* A well-formed upload of garbage: CUDA itself refuses it. */
+	/*
+	 * A well-formed upload of garbage with no NUL in it: it gets past
+	 * our checks to CUDA, which fails it or (lazy loading, on a GPU)
+	 * takes it for PTX text; the worker's NUL guard keeps CUDA inside
+	 * the image (AddressSanitizer would see it read on).
+	 */
 	a = (struct xcuda_module_args){ 300, 0, hash,
 					XCUDA_MOD_FIRST | XCUDA_MOD_LAST, 0 };
 	REQ(&req, XCUDA_OP_MODULE_DATA, a);
@@ -400,14 +412,15 @@ static void test_modules(void)
 	req.hdr.data_len = 300;
 	call(&req, &rsp);
 	memcpy(&h, rsp.out, sizeof(h));
-	result(rsp.status != 0 && rsp.status != cudaErrorInvalidValue &&
-	       !h, "module garbage image refused by CUDA",
-	       "status %d handle %u", rsp.status, h);
+	result(rsp.status ? rsp.status != cudaErrorInvalidValue && !h :
+			    h >= XCUDA_HANDLE_FIRST,
+	       "module garbage image goes to CUDA", "status %d handle %u",
+	       rsp.status, h);
 }
 
 static void test_symbols(void)
 {
-	struct xcuda_symbol_args s = { 16, 0 };
+	struct xcuda_symbol_args s = { 0xffff, 0 };
 	struct xcuda_launch_args l;
 	struct xcuda_request req;
 
@@ -433,7 +446,7 @@ static void test_symbols(void)
 	       cudaErrorInvalidResourceHandle);
 
 	memset(&l, 0, sizeof(l));
-	l.func = 16;
+	l.func = 0xffff;
 	l.grid[0] = l.grid[1] = l.grid[2] = 1;
 	l.block[0] = l.block[1] = l.block[2] = 1;
 	REQ(&req, XCUDA_OP_LAUNCH, l);

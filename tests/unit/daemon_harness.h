@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by the tests that run the real xcudad: a daemon started on a
+ * socket in a fresh temporary directory with its log kept there, and a
+ * guest session through the guest library's own `local` transport.
+ * Each test is one translation unit; not every one uses every helper.
+ */
+#ifndef XCUDA_TEST_DAEMON_HARNESS_H
+#define XCUDA_TEST_DAEMON_HARNESS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "guest-lib/transport.h"
+
+#pragma GCC diagnostic ignored "-Wunused-function"
+
+/* Sanitizer builds: CUDA needs AddressSanitizer's shadow gap. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "protect_shadow_gap=0";
+}
+
+#define ARENA		(64ull << 20)
+#define TIMEOUT_MS	20000
+
+static int passed, failed;
+static char dir[256], sock[320], logpath[320];
+static const char *xcudad;
+static pid_t daemon_pid = -1;
+static uint64_t next_id = 1;
+static int init_status, device_count;
+
+static void result(int ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void result(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		passed++;
+		printf("PASS %s\n", name);
+		return;
+	}
+	failed++;
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- the daemon ---- */
+
+static char *read_log(void)
+{
+	FILE *f = fopen(logpath, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n)
+		buf[0] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* Waits for @needle in the daemon's log; 1 if it came. */
+static int wait_log(const char *needle, long ms)
+{
+	long end = now_ms() + ms;
+
+	do {
+		char *log = read_log();
+		int found = log && strstr(log, needle);
+
+		free(log);
+		if (found)
+			return 1;
+		nap_ms(20);
+	} while (now_ms() < end);
+	return 0;
+}
+
+static int count_log(const char *needle)
+{
+	char *log = read_log(), *p;
+	int n = 0;
+
+	for (p = log; p && (p = strstr(p, needle)); p++)
+		n++;
+	free(log);
+	return n;
+}
+
+static void dump_log(void)
+{
+	char *log = read_log();
+
+	printf("--- xcudad log ---\n%s--- end of log ---\n",
+	       log ? log : "(none)\n");
+	free(log);
+}
+
+static int start_daemon(const char *max_sessions)
+{
+	long end = now_ms() + TIMEOUT_MS;
+	int fd, before = count_log("listening on");
+	struct stat st;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 2);
+			dup2(fd, 1);
+		}
+		execl(xcudad, xcudad, "--socket", sock, "--max-sessions",
+		      max_sessions, "-v", (char *)NULL);
+		perror("exec xcudad");
+		_exit(127);
+	}
+	daemon_pid = pid;
+	while (now_ms() < end) {
+		int status;
+
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			daemon_pid = -1;
+			return -1;
+		}
+		if (!stat(sock, &st) && S_ISSOCK(st.st_mode) &&
+		    count_log("listening on") > before)
+			return 0;
+		nap_ms(20);
+	}
+	return -1;
+}
+
+/* Signals the daemon and waits for it; returns its wait status or -1. */
+static int stop_daemon(int sig, long ms)
+{
+	long end = now_ms() + ms;
+	int status;
+
+	if (daemon_pid < 0)
+		return -1;
+	kill(daemon_pid, sig);
+	while (now_ms() < end) {
+		if (waitpid(daemon_pid, &status, WNOHANG) == daemon_pid) {
+			daemon_pid = -1;
+			return status;
+		}
+		nap_ms(20);
+	}
+	kill(daemon_pid, SIGKILL);
+	waitpid(daemon_pid, &status, 0);
+	daemon_pid = -1;
+	return -1;
+}
+
+static int daemon_alive(void)
+{
+	int status;
+
+	return daemon_pid > 0 && waitpid(daemon_pid, &status, WNOHANG) == 0;
+}
+
+/* The worker pid the daemon logged for @session, or -1. */
+static pid_t worker_pid(uint32_t session)
+{
+	char needle[64], *log, *p;
+	pid_t pid = -1;
+
+	snprintf(needle, sizeof(needle), "session %08x: worker ", session);
+	if (!wait_log(needle, TIMEOUT_MS))
+		return -1;
+	log = read_log();
+	p = log ? strstr(log, needle) : NULL;
+	if (p)
+		pid = (pid_t)atoi(p + strlen(needle));
+	free(log);
+	return pid;
+}
+
+/* ---- guest side ---- */
+
+static int sess_open(struct xc_transport *t)
+{
+	struct xc_transport_opts o = { 0 };
+
+	memset(t, 0, sizeof(*t));
+	o.path = sock;
+	o.arena_size = ARENA;
+	return xc_local_open(t, &o);
+}
+
+static void req_init(struct xc_transport *t, struct xcuda_request *req,
+		     uint16_t op, const void *args, uint16_t len)
+{
+	memset(req, 0, sizeof(*req));
+	req->hdr.op = op;
+	req->hdr.len = len;
+	req->hdr.session = t->session;
+	req->hdr.id = next_id++;
+	if (len)
+		memcpy(req->args, args, len);
+}
+
+/*
+ * Sends @req and waits for its one answer; any other answer fails.
+ * Returns 0, -ETIMEDOUT, -EPROTO (a wrong answer) or the transport's error.
+ */
+static int rpc(struct xc_transport *t, const struct xcuda_request *req,
+	       struct xcuda_response *rsp)
+{
+	int n = t->ops->submit(t, req, 1);
+
+	if (n < 0)
+		return n;
+	n = t->ops->receive(t, rsp, 1, TIMEOUT_MS);
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return -ETIMEDOUT;
+	if (rsp->id != req->hdr.id || rsp->op != req->hdr.op ||
+	    rsp->flags != req->hdr.flags)
+		return -EPROTO;
+	return 0;
+}
+
+/*
+ * Finds xcudad (env XCUDAD, default build/bin/xcudad) and makes the
+ * temporary directory; the socket's own directory is left for xcudad to
+ * create.  Returns 0, or prints the failure and the summary and returns 1.
+ */
+static int harness_setup(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	xcudad = getenv("XCUDAD");
+	if (!xcudad || !*xcudad)
+		xcudad = "build/bin/xcudad";
+	if (access(xcudad, X_OK)) {
+		printf("FAIL setup: no xcudad at %s\n0 passed, 1 failed\n",
+		       xcudad);
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/xcudad-test.XXXXXX");
+	if (!mkdtemp(dir)) {
+		printf("FAIL setup: mkdtemp\n0 passed, 1 failed\n");
+		return 1;
+	}
+	snprintf(sock, sizeof(sock), "%s/run/xcudad.sock", dir);
+	snprintf(logpath, sizeof(logpath), "%s/xcudad.log", dir);
+	init_status = cudaGetDeviceCount(&device_count);
+	cudaGetLastError();
+	return 0;
+}
+
+/*
+ * Stops a daemon still running, shows its log if anything failed, cleans
+ * up (XCUDAD_TEST_KEEP=1 keeps the directory) and prints the summary.
+ */
+static int harness_finish(void)
+{
+	if (failed)
+		dump_log();
+	if (daemon_pid > 0)
+		stop_daemon(SIGKILL, 5000);
+	if (getenv("XCUDAD_TEST_KEEP")) {
+		printf("kept %s\n", dir);
+	} else if (!failed) {
+		unlink(logpath);
+		unlink(sock);
+		*strrchr(sock, '/') = 0;
+		rmdir(sock);
+		rmdir(dir);
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+#endif /* XCUDA_TEST_DAEMON_HARNESS_H */

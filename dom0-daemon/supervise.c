@@ -125,8 +125,9 @@ static void xd_log_end(const struct xd_super *sv, const struct xd_child *k,
 		       "status %d", k->session, (int)k->pid,
 		       WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
-		xd_log(sv->stopping ? XD_LOG_INFO : XD_LOG_WARN, "session %08x: worker %d killed by "
-		       "signal %d (%s)%s", k->session, (int)k->pid,
+		xd_log(sv->stopping ? XD_LOG_INFO : XD_LOG_WARN,
+		       "session %08x: worker %d killed by signal %d (%s)%s",
+		       k->session, (int)k->pid,
 		       WTERMSIG(status), strsignal(WTERMSIG(status)),
 		       WCOREDUMP(status) ? ", core dumped" : "");
 }

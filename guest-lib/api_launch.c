@@ -24,6 +24,14 @@ void __cudaRegisterVar(void **fatCubinHandle, char *hostVar,
 		       char *deviceAddress, const char *deviceName, int ext,
 		       size_t size, int constant, int global);
 char __cudaInitModule(void **fatCubinHandle);
+void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
+			      char *deviceAddress, const char *deviceName,
+			      int ext, size_t size, int constant, int global);
+void *__cudaRegisterHostVar(void **fatCubinHandle, const char *deviceName,
+			    void *hostVar, size_t size);
+void *__cudaRegisterUnifiedTable(void **fatCubinHandle, void *a1, void *a2,
+				 void *a3, void *a4);
+void *__cudaGetProcAddress(void);
 unsigned int __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim,
 					 size_t sharedMem, void *stream);
 cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim,
@@ -73,6 +81,51 @@ char __cudaInitModule(void **fatCubinHandle)
 {
 	(void)fatCubinHandle;
 	return 1;
+}
+
+/*
+ * Registrations of things xcuda cannot back yet: __managed__ variables
+ * (no managed memory), host variables and unified-function tables.  The
+ * registration itself must not fail, or the program dies in its
+ * constructors before main(); it says once what will not work.  They
+ * answer 0 whatever their callers expect (void, a status or a pointer).
+ */
+void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
+			      char *deviceAddress, const char *deviceName,
+			      int ext, size_t size, int constant, int global)
+{
+	static int said;
+
+	(void)fatCubinHandle; (void)hostVarPtrAddress; (void)deviceAddress;
+	(void)ext; (void)size; (void)constant; (void)global;
+	xc_warn_once(&said, "__managed__ variables (%s) are not supported",
+		     deviceName ? deviceName : "?");
+}
+
+void *__cudaRegisterHostVar(void **fatCubinHandle, const char *deviceName,
+			    void *hostVar, size_t size)
+{
+	static int said;
+
+	(void)fatCubinHandle; (void)deviceName; (void)hostVar; (void)size;
+	xc_warn_once(&said, "__cudaRegisterHostVar is not supported");
+	return NULL;
+}
+
+void *__cudaRegisterUnifiedTable(void **fatCubinHandle, void *a1, void *a2,
+				 void *a3, void *a4)
+{
+	static int said;
+
+	(void)fatCubinHandle; (void)a1; (void)a2; (void)a3; (void)a4;
+	xc_warn_once(&said, "__cudaRegisterUnifiedTable is not supported");
+	return NULL;
+}
+
+/* The real runtime's export answers NULL unconditionally; so does ours. */
+void *__cudaGetProcAddress(void)
+{
+	return NULL;
 }
 
 unsigned int __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim,

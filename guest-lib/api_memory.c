@@ -481,3 +481,12 @@ cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
 	*size = v->size;
 	return cudaSuccess;
 }
+
+/* A plain constructor of a descriptor: no GPU, no round trip. */
+struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w,
+						   enum cudaChannelFormatKind f)
+{
+	struct cudaChannelFormatDesc d = { x, y, z, w, f };
+
+	return d;
+}

@@ -9,7 +9,9 @@
 # IMPL_SYMS   names the hand-written guest-lib objects define, one a line
 #             (the build writes build/guest-lib/impl.syms)
 # LOCAL_LIST  guest-lib/exports/local.txt: exports answered in the guest,
-#             one a line, with an optional "# reason"
+#             one a line, with an optional "# reason"; a reason that starts
+#             with "NOT_SUPPORTED:" marks a hand-written export that only
+#             refuses (one whose return type a generated stub cannot fake)
 # OUT_MD      docs/STATUS.md
 #
 # --check writes nothing; it exits non-zero if OUT_MD is not what it would
@@ -128,7 +130,12 @@ END {
 
 	for (i = 1; i <= n; i++) {
 		s = name[i]
-		if ((s in why) && (s in have)) {
+		if ((s in why) && (s in have) &&
+		    why[s] ~ /^NOT_SUPPORTED:/) {
+			state[s] = "NOT_SUPPORTED"
+			note[s] = why[s]
+			sub(/^NOT_SUPPORTED:[ \t]*/, "", note[s])
+		} else if ((s in why) && (s in have)) {
 			state[s] = "local"
 			note[s] = why[s]
 		} else if (s in have) {
@@ -170,7 +177,11 @@ END {
 	      " that"
 	print "  returns `cudaErrorNotSupported` (801) and says so once on" \
 	      " stderr"
-	print "  unless `XCUDA_QUIET=1`."
+	print "  unless `XCUDA_QUIET=1`; or, for the few exports that do not" \
+	      " return"
+	print "  `cudaError_t`, a hand-written refusal that says so once and" \
+	      " answers"
+	print "  0 (the note says which)."
 	print ""
 	print "| State | Exports |"
 	print "|---|---:|"

@@ -23,7 +23,7 @@
 # per program (a diff for a FAIL) and last "N passed, N failed[, N skipped]";
 # exits 1 if any failed, 2 if it could not run at all.
 #
-# The daemon, BUILD/bin/xcudad --socket <tmp>/xcudad.sock --foreground, is
+# The daemon, BUILD/bin/xcudad --socket <tmp>/xcudad.sock, is
 # started first (with the real runtime: LD_LIBRARY_PATH unset), the script
 # waits for the socket to appear, restarts it if it dies during a program,
 # and kills it on exit.  A program during which the daemon dies FAILs.
@@ -136,7 +136,7 @@ daemon_alive() {
 start_daemon() {
 	rm -f "$SOCK"
 	echo "=== starting xcudad $(date -u +%FT%TZ)" >>"$LOG"
-	env -u LD_LIBRARY_PATH "$XCUDAD" --socket "$SOCK" --foreground \
+	env -u LD_LIBRARY_PATH "$XCUDAD" --socket "$SOCK" \
 		>>"$LOG" 2>&1 </dev/null &
 	daemon_pid=$!
 	for _ in $(seq 300); do # 30 s

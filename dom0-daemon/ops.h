@@ -37,6 +37,7 @@ typedef int (*xd_handler_t)(struct xd_session *s, struct xd_call *call);
 #define XD_LC_MEMSET			memset
 #define XD_LC_ARENA_PIN			arena_pin
 #define XD_LC_ARENA_UNPIN		arena_unpin
+#define XD_LC_MEMSET_2D			memset_2d
 #define XD_LC_STREAM_CREATE		stream_create
 #define XD_LC_STREAM_DESTROY		stream_destroy
 #define XD_LC_STREAM_SYNCHRONIZE	stream_synchronize

@@ -23,10 +23,12 @@
  *               width or height is 0) and width must not exceed the host
  *               pitch (else cudaErrorInvalidValue).
  * MEMSET        cudaMemset, or cudaMemsetAsync with XCUDA_COPY_ASYNC.
- * ARENA_PIN     cudaHostRegister(arena + data_off, data_len, args.flags &
- *               (Portable | Mapped)); with Mapped the result is the
- *               extent's device address (cudaHostGetDevicePointer).  The
- *               extent is remembered and unpinned when the session ends.
+ * MEMSET_2D     cudaMemset2D, or cudaMemset2DAsync with XCUDA_COPY_ASYNC.
+ * ARENA_PIN     cudaHostRegister(arena + data_off, data_len, (args.flags &
+ *               Portable) | Mapped); the result is the extent's device
+ *               address (cudaHostGetDevicePointer), which is the guest's
+ *               own address of it with XCUDA_FEAT_SAME_VA.  The extent is
+ *               remembered and unpinned when the session ends.
  * ARENA_UNPIN   cudaHostUnregister of the pinned extent that starts at
  *               data_off; none there: cudaErrorHostMemoryNotRegistered.
  */
@@ -221,6 +223,25 @@ int xd_op_memset(struct xd_session *s, struct xd_call *call)
 	return err;
 }
 
+int xd_op_memset_2d(struct xd_session *s, struct xd_call *call)
+{
+	struct xcuda_memset2d_args a;
+	cudaStream_t st;
+	cudaError_t err;
+
+	XD_ARGS(call, a);
+	if (a.flags & ~XCUDA_COPY_ASYNC)
+		return cudaErrorInvalidValue;
+	if (!(a.flags & XCUDA_COPY_ASYNC))
+		return cudaMemset2D(xd_dev(a.ptr), a.pitch, a.value, a.width,
+				    a.height);
+	err = xd_stream_lookup(&s->streams, a.stream, &st);
+	if (!err)
+		err = cudaMemset2DAsync(xd_dev(a.ptr), a.pitch, a.value,
+					a.width, a.height, st);
+	return err;
+}
+
 int xd_op_arena_pin(struct xd_session *s, struct xd_call *call)
 {
 	struct xcuda_pin_args a;
@@ -236,21 +257,20 @@ int xd_op_arena_pin(struct xd_session *s, struct xd_call *call)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return cudaErrorMemoryAllocation;
-	flags = a.flags & (cudaHostRegisterPortable | cudaHostRegisterMapped);
+	/* Under unified addressing pinned memory is mapped anyway. */
+	flags = (a.flags & cudaHostRegisterPortable) | cudaHostRegisterMapped;
 	err = cudaHostRegister(call->data, call->data_len, flags);
 	if (err) {
 		free(p);
 		return err;
 	}
-	if (flags & cudaHostRegisterMapped) {
-		err = cudaHostGetDevicePointer(&dp, call->data, 0);
-		if (err) {
-			cudaHostUnregister(call->data);
-			free(p);
-			return err;
-		}
-		r.device_ptr = (uintptr_t)dp;
+	err = cudaHostGetDevicePointer(&dp, call->data, 0);
+	if (err) {
+		cudaHostUnregister(call->data);
+		free(p);
+		return err;
 	}
+	r.device_ptr = (uintptr_t)dp;
 	p->off = call->req->hdr.data_off;
 	p->len = call->data_len;
 	p->next = s->pins;

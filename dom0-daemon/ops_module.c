@@ -7,19 +7,17 @@
  *              XCUDA_MAX_MODULE) and drops any unfinished one; every piece
  *              continues exactly where the last one ended, with the same
  *              total, and stays within it.  XCUDA_MOD_LAST needs offset +
- *              len == total and xcuda_fnv1a64(0, image) == hash; then a
- *              module of this session with the same bytes is shared
- *              (reference counted) and its handle answered, else the image
- *              is loaded with cudaLibraryLoadData and a new handle answered
- *              (the load's error is the answer).  Other pieces answer
- *              handle 0.  Any bad piece ends the upload: the guest starts
- *              over with FIRST.  A loaded image stays allocated until its
- *              unload: sharing compares bytes, and lazy loading may still
- *              read it.  The copy ends in a NUL that is not part of the
+ *              len == total and xcuda_fnv1a64(0, image) == hash; then the
+ *              image is loaded with cudaLibraryLoadData and a new handle
+ *              answered (the load's error is the answer); the same bytes
+ *              loaded twice are two modules, each with its own device
+ *              variables, as with CUDA.  Other pieces answer handle 0.  Any
+ *              bad piece ends the upload: the guest starts over with FIRST.
+ *              A loaded image stays allocated until its unload: lazy
+ *              loading may still read it.  The copy ends in a NUL that is not part of the
  *              image, so an unterminated "PTX" cannot make CUDA read on.
- * MODULE_UNLOAD  drops one reference; the last one unloads the library
- *              (cudaLibraryUnload, its error is the answer) and invalidates
- *              the module's kernel handles.
+ * MODULE_UNLOAD  unloads the library (cudaLibraryUnload, its error is the
+ *              answer) and invalidates the module's kernel handles.
  * FUNC_GET     args {module}; the extent starts with the NUL-terminated
  *              kernel name (NUL within data_len and XCUDA_NAME_MAX, else
  *              cudaErrorInvalidValue), copied out before use.
@@ -93,22 +91,6 @@ void xd_upload_drop(struct xd_session *s)
 	memset(&s->upload, 0, sizeof(s->upload));
 }
 
-/* Finds a loaded module with exactly these bytes. */
-static uint32_t xd_module_find(struct xd_session *s, const uint8_t *image,
-			       uint64_t size, uint64_t hash)
-{
-	struct xd_module *m;
-	uint32_t h;
-
-	for (h = 0; (h = xd_htab_next(&s->modules, h));) {
-		m = xd_htab_get(&s->modules, h)->meta;
-		if (m->hash == hash && m->size == size &&
-		    !memcmp(m->image, image, size))
-			return h;
-	}
-	return 0;
-}
-
 /* Loads a complete upload; takes ownership of @image. */
 static int xd_module_load(struct xd_session *s, uint8_t *image,
 			  uint64_t size, uint64_t hash, uint32_t *out)
@@ -119,13 +101,11 @@ static int xd_module_load(struct xd_session *s, uint8_t *image,
 	cudaError_t err;
 	uint32_t h;
 
-	h = xd_module_find(s, image, size, hash);
-	if (h) {
-		xd_htab_get(&s->modules, h)->ref++;
-		free(image);
-		*out = h;
-		return 0;
-	}
+	/*
+	 * Every registration is a module of its own, even with the same
+	 * bytes as another: each has its own __device__ variables, as with
+	 * CUDA (a library opened, closed and opened again starts afresh).
+	 */
 	err = cudaLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
 	if (err) {
 		free(image);
@@ -247,8 +227,6 @@ int xd_op_module_unload(struct xd_session *s, struct xd_call *call)
 	e = xd_htab_get(&s->modules, a.handle);
 	if (!e)
 		return cudaErrorInvalidResourceHandle;
-	if (--e->ref)
-		return 0;
 	xd_funcs_drop(s, a.handle);
 	m = e->meta;
 	err = cudaLibraryUnload((cudaLibrary_t)e->ptr);

@@ -2,10 +2,12 @@
 /*
  * Session and diagnostic commands.
  *
- * OPEN   args {version, features, arena_size}.  Version 0 is refused; the
- *        answer speaks min(XCUDA_PROTO_VERSION, asked) and the features
- *        asked & XCUDA_FEATURES_ALL.  arena_size must equal the arena the
- *        transport set up.  device_count and init_status come from
+ * OPEN   args {version, features, arena_size, arena_addr}.  Version 0 is
+ *        refused; the answer speaks min(XCUDA_PROTO_VERSION, asked) and the
+ *        features asked & XCUDA_FEATURES_ALL, less SAME_VA unless the
+ *        transport could map the arena at arena_addr here (first OPEN
+ *        only, where nothing else is mapped).  arena_size must equal the
+ *        arena the transport set up.  device_count and init_status come from
  *        cudaGetDeviceCount (count -1 when it fails), driver_version and
  *        runtime_version from cudaDriverGetVersion/cudaRuntimeGetVersion.
  *        The status is 0 even when CUDA cannot start: init_status says so
@@ -35,6 +37,18 @@ int xd_op_open(struct xd_session *s, struct xd_call *call)
 	r.version = a.version < XCUDA_PROTO_VERSION ? a.version :
 						      XCUDA_PROTO_VERSION;
 	r.features = a.features & XCUDA_FEATURES_ALL;
+	/*
+	 * Once, before anything is pinned: pinned extents are registered
+	 * with CUDA at their address in this process.
+	 */
+	if (r.features & XCUDA_FEAT_SAME_VA) {
+		if (!s->opened && !s->npins && s->chan->ops &&
+		    s->chan->ops->arena_at &&
+		    !s->chan->ops->arena_at(s->chan, a.arena_addr))
+			s->same_va = 1;
+		if (!s->same_va)
+			r.features &= ~XCUDA_FEAT_SAME_VA;
+	}
 	err = cudaGetDeviceCount(&n);
 	r.init_status = err;
 	r.device_count = err ? -1 : n;

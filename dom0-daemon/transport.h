@@ -28,6 +28,12 @@ struct xd_chan_ops {
 	/* Queues one response; rings the doorbell unless @more. */
 	int (*reply)(struct xd_chan *c, const struct xcuda_response *rsp,
 		     int more);
+	/*
+	 * Optional: maps the arena again at @addr in this process, only if
+	 * nothing is mapped there, and from then on uses that mapping.
+	 * Returns 0 or a negative errno (the old mapping stays).
+	 */
+	int (*arena_at)(struct xd_chan *c, uint64_t addr);
 	void (*close)(struct xd_chan *c);
 };
 

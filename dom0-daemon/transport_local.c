@@ -42,6 +42,9 @@ struct xd_local {
 	int rsp_efd;		/* we write: responses are waiting */
 	void *base;		/* ring, then arena */
 	size_t map_size;
+	size_t ring_bytes;
+	int memfd;		/* kept to map the arena again (arena_at) */
+	void *moved;		/* the arena's own mapping once moved */
 	uint64_t spin_ns;
 	int bell_owed;		/* a push needs the bell, held by @more */
 	int dead;		/* the guest hung up */
@@ -310,13 +313,49 @@ static int xd_local_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 	return xd_ring_bell(l->rsp_efd);
 }
 
+/*
+ * With the arena at the guest's own address, a device address of pinned
+ * arena memory is the guest's host address too, as under CUDA's unified
+ * addressing.  MAP_FIXED_NOREPLACE: the guest chose the address, so it
+ * must never replace anything of ours.
+ */
+static int xd_local_arena_at(struct xd_chan *c, uint64_t addr)
+{
+	struct xd_local *l = c->priv;
+	void *want = (void *)(uintptr_t)addr, *p;
+
+	if (l->memfd < 0 || l->moved || !addr || addr % XCUDA_PAGE_SIZE)
+		return -EINVAL;
+	p = mmap(want, c->arena_size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, l->memfd,
+		 (off_t)l->ring_bytes);
+	if (p == MAP_FAILED)
+		return -errno;
+	if (p != want) {
+		/* A kernel older than 4.17 took the address as a hint. */
+		munmap(p, c->arena_size);
+		return -EEXIST;
+	}
+	munmap(c->arena, c->arena_size);
+	c->arena = p;
+	l->moved = p;
+	return 0;
+}
+
 static void xd_local_close(struct xd_chan *c)
 {
 	struct xd_local *l = c->priv;
 
 	if (!l)
 		return;
-	munmap(l->base, l->map_size);
+	if (l->moved) {
+		munmap(l->base, l->ring_bytes);
+		munmap(l->moved, c->arena_size);
+	} else {
+		munmap(l->base, l->map_size);
+	}
+	if (l->memfd >= 0)
+		close(l->memfd);
 	close(l->req_efd);
 	close(l->rsp_efd);
 	close(l->sock);
@@ -328,6 +367,7 @@ static const struct xd_chan_ops xd_local_ops = {
 	.name = "local",
 	.next = xd_local_next,
 	.reply = xd_local_reply,
+	.arena_at = xd_local_arena_at,
 	.close = xd_local_close,
 };
 
@@ -492,8 +532,9 @@ int xd_local_accept(int conn_fd, struct xd_chan *c,
 		goto refuse;
 	}
 	l->sock = conn_fd;
-	l->req_efd = l->rsp_efd = -1;
+	l->req_efd = l->rsp_efd = l->memfd = -1;
 	ring_bytes = (size_t)XCUDA_PAGE_SIZE << h.ring_order;
+	l->ring_bytes = ring_bytes;
 	ret = xd_make_shm(l, ring_bytes, h.arena_size, &fds[0]);
 	if (ret)
 		goto refuse;
@@ -513,7 +554,7 @@ int xd_local_accept(int conn_fd, struct xd_chan *c,
 	ret = xd_send_welcome(conn_fd, &w, fds, 3);
 	if (ret)
 		goto fail;
-	close(fds[0]);	/* the mapping keeps the memory */
+	l->memfd = fds[0];
 
 	l->spin_ns = xd_spin_ns();
 	c->ops = &xd_local_ops;

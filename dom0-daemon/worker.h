@@ -33,6 +33,7 @@ struct xd_session {
 	struct xd_chan *chan;
 	uint32_t id;
 	int opened;		/* OPEN has succeeded */
+	int same_va;		/* the arena is at the guest's address */
 	int device;		/* the worker's current CUDA device */
 	uint32_t features;
 	struct xd_htab streams;

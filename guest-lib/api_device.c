@@ -158,12 +158,34 @@ cudaError_t cudaDeviceSynchronize(void)
 
 cudaError_t cudaDeviceReset(void)
 {
-	cudaError_t err = xc_forward(XCUDA_OP_DEVICE_RESET, NULL, NULL);
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	struct xc_session *s;
+	cudaError_t err = xc_ready(&s), late;
+	uint64_t id;
 
-	/* The reset freed every device allocation of the process. */
+	if (err)
+		return xc_ret(err);
+	pthread_mutex_lock(&s->lock);
+	xc_req_init(&req, XCUDA_OP_DEVICE_RESET, 0);
+	err = xc_send_locked(s, &req, UINT64_MAX, &id);
 	if (!err)
-		xc_range_drop_kind(XC_R_DEVICE);
-	return err;
+		err = xc_wait_locked(s, id, &rsp);
+	if (!err)
+		err = (cudaError_t)rsp.status;
+	/*
+	 * Errors of work posted before the reset are not the reset's: as
+	 * with CUDA, they stay the last error and the reset answers its own.
+	 */
+	late = xc_take_latched(s);
+	pthread_mutex_unlock(&s->lock);
+	xc_ret(late);
+	if (err)
+		return xc_ret(err);
+	/* The reset freed every device allocation of the process. */
+	xc_range_drop_kind(XC_R_DEVICE);
+	xc_reg_device_reset();
+	return cudaSuccess;
 }
 
 cudaError_t cudaSetDeviceFlags(unsigned int flags)

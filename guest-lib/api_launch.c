@@ -162,21 +162,37 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *funcAddr)
 	return cudaSuccess;
 }
 
-/* The configuration errors CUDA reports synchronously. */
+/*
+ * The configuration errors CUDA reports synchronously, from the device's
+ * cached limits.  CUDA 13 reports every one of them as
+ * cudaErrorInvalidValue (older runtimes said cudaErrorInvalidConfiguration).
+ */
 static cudaError_t xc_check_config(const struct cudaDeviceProp *p, dim3 g,
 				   dim3 b)
 {
 	if (!g.x || !g.y || !g.z || !b.x || !b.y || !b.z)
-		return cudaErrorInvalidConfiguration;
+		return cudaErrorInvalidValue;
 	if (b.x > (unsigned int)p->maxThreadsDim[0] ||
 	    b.y > (unsigned int)p->maxThreadsDim[1] ||
 	    b.z > (unsigned int)p->maxThreadsDim[2] ||
 	    (uint64_t)b.x * b.y * b.z > (uint64_t)p->maxThreadsPerBlock)
-		return cudaErrorInvalidConfiguration;
+		return cudaErrorInvalidValue;
 	if (g.x > (unsigned int)p->maxGridSize[0] ||
 	    g.y > (unsigned int)p->maxGridSize[1] ||
 	    g.z > (unsigned int)p->maxGridSize[2])
-		return cudaErrorInvalidConfiguration;
+		return cudaErrorInvalidValue;
+	return cudaSuccess;
+}
+
+/* The kernel's own limits: __launch_bounds__ and its dynamic shared memory. */
+static cudaError_t xc_check_func(const struct xc_func *f, dim3 b,
+				 size_t shmem)
+{
+	if (f->max_threads > 0 &&
+	    (uint64_t)b.x * b.y * b.z > (uint64_t)f->max_threads)
+		return cudaErrorInvalidValue;
+	if (f->max_dyn_smem >= 0 && shmem > (size_t)f->max_dyn_smem)
+		return cudaErrorInvalidValue;
 	return cudaSuccess;
 }
 
@@ -195,7 +211,7 @@ static cudaError_t xc_launch(struct xc_func *f, dim3 g, dim3 b, void **args,
 	if (err)
 		return xc_ret(err);
 	if (!f || f->magic != XC_FUNC_MAGIC)
-		return xc_ret(cudaErrorInvalidDeviceFunction);
+		return xc_ret(cudaErrorInvalidResourceHandle);
 	if (xc_stream_handle(stream, per_thread, &sh))
 		return xc_ret(cudaErrorInvalidResourceHandle);
 	err = xc_props(xc_cur_device(), &p);
@@ -206,6 +222,8 @@ static cudaError_t xc_launch(struct xc_func *f, dim3 g, dim3 b, void **args,
 
 	pthread_mutex_lock(&s->lock);
 	err = xc_func_resolve(s, f);
+	if (!err)
+		err = xc_check_func(f, b, shmem);
 	if (err)
 		goto out;
 	xc_req_init(&req, XCUDA_OP_LAUNCH, sizeof(*a));

@@ -169,6 +169,53 @@ cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
 	return xc_memset(devPtr, value, count, stream, 1, 1);
 }
 
+static cudaError_t xc_memset2d(void *p, size_t pitch, int value,
+			       size_t width, size_t height,
+			       cudaStream_t stream, int async, int per_thread)
+{
+	struct xcuda_memset2d_args a = { 0 };
+	uint32_t sh;
+
+	if (xc_stream_handle(stream, per_thread, &sh))
+		return xc_ret(cudaErrorInvalidResourceHandle);
+	a.ptr = (uintptr_t)p;
+	a.pitch = pitch;
+	a.width = width;
+	a.height = height;
+	a.value = value;
+	a.flags = async ? XCUDA_COPY_ASYNC : 0;
+	a.stream = sh;
+	if (async)
+		return xc_post(XCUDA_OP_MEMSET_2D, &a);
+	return xc_forward(XCUDA_OP_MEMSET_2D, &a, NULL);
+}
+
+cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width,
+			 size_t height)
+{
+	return xc_memset2d(devPtr, pitch, value, width, height, 0, 0, 0);
+}
+
+cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value,
+			      size_t width, size_t height)
+{
+	return xc_memset2d(devPtr, pitch, value, width, height, 0, 0, 1);
+}
+
+cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value,
+			      size_t width, size_t height,
+			      cudaStream_t stream)
+{
+	return xc_memset2d(devPtr, pitch, value, width, height, stream, 1, 0);
+}
+
+cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value,
+				   size_t width, size_t height,
+				   cudaStream_t stream)
+{
+	return xc_memset2d(devPtr, pitch, value, width, height, stream, 1, 1);
+}
+
 /* ---- pinned host memory ---- */
 
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
@@ -307,6 +354,23 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost,
 	return cudaSuccess;
 }
 
+cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
+{
+	struct xc_range rg;
+
+	if (!pFlags)
+		return xc_ret(cudaErrorInvalidValue);
+	if (xc_range_find((uintptr_t)pHost, &rg) || rg.kind == XC_R_DEVICE)
+		return xc_ret(cudaErrorInvalidValue);
+	/* Under unified addressing all page-locked memory is mapped. */
+	if (rg.kind == XC_R_HOST_REGISTERED)
+		*pFlags = (rg.flags & cudaHostRegisterPortable) |
+			  cudaHostAllocMapped;
+	else
+		*pFlags = rg.flags | cudaHostAllocMapped;
+	return cudaSuccess;
+}
+
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr,
 				     const void *ptr)
 {
@@ -322,12 +386,15 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr,
 	memset(attr, 0, sizeof(*attr));
 	attr->type = cudaMemoryTypeUnregistered;
 	attr->device = -2;
+	/* CUDA 13 calls any unknown address a host address. */
+	attr->hostPointer = (void *)ptr;
 	if (xc_range_find(p, &rg))
 		return cudaSuccess;
 	attr->device = rg.device;
 	if (rg.kind == XC_R_DEVICE) {
 		attr->type = cudaMemoryTypeDevice;
 		attr->devicePointer = (void *)ptr;
+		attr->hostPointer = NULL;
 	} else {
 		attr->type = cudaMemoryTypeHost;
 		attr->hostPointer = (void *)ptr;

@@ -59,7 +59,8 @@ static __thread cudaError_t xc_last;
 
 cudaError_t xc_ret(cudaError_t err)
 {
-	if (err != cudaSuccess)
+	/* "Not ready" is an answer, not an error: CUDA does not record it. */
+	if (err != cudaSuccess && err != cudaErrorNotReady)
 		xc_last = err;
 	return err;
 }

@@ -78,6 +78,8 @@ struct xc_session {
  * xcudad cannot be reached (then every call answers *err).
  */
 struct xc_session *xc_session_get(cudaError_t *err);
+/* The session if one is open; never opens one. */
+struct xc_session *xc_session_peek(void);
 
 /*
  * One round trip for @op, with argument and result sizes from calls.def;
@@ -211,6 +213,7 @@ struct xc_func {
 	uint32_t args_size;
 	struct xcuda_param *params;
 	int max_dyn_smem;	/* cached limit, -1 unknown */
+	int max_threads;	/* threads per block it allows, -1 unknown */
 };
 
 #define XC_FUNC_MAGIC 0x78636b66u
@@ -228,6 +231,8 @@ void xc_reg_func(void **mod, const char *host_fun, const char *name);
 void xc_reg_var(void **mod, const char *host_var, const char *name,
 		size_t size);
 void xc_unreg_fatbin(void **mod);
+/* After cudaDeviceReset: kernels and variables are looked up again. */
+void xc_reg_device_reset(void);
 
 /* Finds a kernel by host stub address, or by its cudaKernel_t. */
 struct xc_func *xc_func_by_host(const void *host_fun);

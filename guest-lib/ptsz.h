@@ -25,6 +25,11 @@ cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch,
 cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count);
 cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
 				 cudaStream_t stream);
+cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value,
+			      size_t width, size_t height);
+cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value,
+				   size_t width, size_t height,
+				   cudaStream_t stream);
 cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src,
 				    size_t count, size_t offset,
 				    enum cudaMemcpyKind kind);

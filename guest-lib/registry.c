@@ -87,6 +87,36 @@ static int xc_map_put(struct xc_map *m, const void *key, void *val)
 	return 0;
 }
 
+/* Removes every entry whose value satisfies @match; the values stay. */
+static void xc_map_drop(struct xc_map *m, int (*match)(void *val, void *arg),
+			void *arg)
+{
+	struct xc_map_ent **pp, *e;
+	size_t i;
+
+	for (i = 0; i < sizeof(m->b) / sizeof(m->b[0]); i++) {
+		pp = &m->b[i];
+		while ((e = *pp)) {
+			if (match(e->val, arg)) {
+				*pp = e->next;
+				free(e);
+			} else {
+				pp = &e->next;
+			}
+		}
+	}
+}
+
+static void xc_map_each(struct xc_map *m, void (*fn)(void *val))
+{
+	struct xc_map_ent *e;
+	size_t i;
+
+	for (i = 0; i < sizeof(m->b) / sizeof(m->b[0]); i++)
+		for (e = m->b[i]; e; e = e->next)
+			fn(e->val);
+}
+
 void **xc_reg_fatbin(void *wrapper)
 {
 	const struct xc_fatbin_wrapper *w = wrapper;
@@ -124,6 +154,7 @@ void xc_reg_func(void **mod, const char *host_fun, const char *name)
 	f->host_fun = host_fun;
 	f->name = strdup(name);
 	f->max_dyn_smem = -1;
+	f->max_threads = -1;
 	if (!f->name)
 		goto fail;
 	pthread_mutex_lock(&xc_reg_lock);
@@ -168,14 +199,84 @@ fail:
 	free(v);
 }
 
+static int xc_func_of_module(void *val, void *mod)
+{
+	return ((struct xc_func *)val)->mod == mod;
+}
+
+static int xc_var_of_module(void *val, void *mod)
+{
+	return ((struct xc_var *)val)->mod == mod;
+}
+
 void xc_unreg_fatbin(void **mod)
 {
+	struct xc_module *m = mod ? xc_module_of(mod) : NULL;
+	struct xcuda_handle_args a = { 0 };
+	struct xcuda_request req;
+	struct xc_session *s;
+
+	if (!m)
+		return;
 	/*
-	 * Runs from atexit.  The worker frees everything when the process
-	 * goes, and kernels of this module may still be named by other
-	 * exit handlers, so nothing is torn down here.
+	 * A library that is dlclose()d and opened again registers the same
+	 * host addresses anew: it must find its new kernels and variables,
+	 * and get fresh device variables, as with CUDA.  The entries go; the
+	 * structs stay, since another thread may still hold one (they are
+	 * small, and a module is unregistered once).
 	 */
-	(void)mod;
+	pthread_mutex_lock(&xc_reg_lock);
+	xc_map_drop(&xc_funcs_by_host, xc_func_of_module, m);
+	xc_map_drop(&xc_funcs_by_self, xc_func_of_module, m);
+	xc_map_drop(&xc_vars, xc_var_of_module, m);
+	pthread_mutex_unlock(&xc_reg_lock);
+
+	/* Never opens a session: at exit there may be none, and no need. */
+	s = xc_session_peek();
+	if (!s) {
+		m->bad = 1;
+		return;
+	}
+	pthread_mutex_lock(&s->lock);
+	if (m->sess == s && !m->load_err && m->handle && !s->dead) {
+		a.handle = m->handle;
+		xc_req_init(&req, XCUDA_OP_MODULE_UNLOAD, sizeof(a));
+		memcpy(req.args, &a, sizeof(a));
+		/* Posted: its answer is collected with the next call's. */
+		xc_post_locked(s, &req, UINT64_MAX);
+	}
+	m->sess = NULL;
+	m->handle = 0;
+	m->bad = 1;	/* a stale kernel of it fails rather than reloads */
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void xc_func_forget(void *val)
+{
+	struct xc_func *f = val;
+
+	f->handle = 0;
+	f->max_dyn_smem = -1;
+	f->max_threads = -1;
+}
+
+static void xc_var_forget(void *val)
+{
+	((struct xc_var *)val)->dptr = 0;
+}
+
+void xc_reg_device_reset(void)
+{
+	/*
+	 * The worker's libraries survive a reset, but what they put on the
+	 * device does not: variables get new addresses (and their initial
+	 * values again) and kernels their default attributes.  Everything
+	 * is looked up again on next use.
+	 */
+	pthread_mutex_lock(&xc_reg_lock);
+	xc_map_each(&xc_funcs_by_self, xc_func_forget);
+	xc_map_each(&xc_vars, xc_var_forget);
+	pthread_mutex_unlock(&xc_reg_lock);
 }
 
 struct xc_func *xc_func_by_host(const void *host_fun)
@@ -334,8 +435,9 @@ cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f)
 	f->args_size = res.args_size;
 	f->handle = res.handle;
 
-	/* The dynamic shared memory limit lets launches be checked here. */
+	/* The kernel's own limits let launches be checked here. */
 	f->max_dyn_smem = -1;
+	f->max_threads = -1;
 	xc_req_init(&req, XCUDA_OP_FUNC_GET_ATTRIBUTES,
 		    sizeof(struct xcuda_handle_args));
 	((struct xcuda_handle_args *)req.args)->handle = f->handle;
@@ -351,6 +453,8 @@ cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f)
 			if (attr.maxDynamicSharedSizeBytes >= 0)
 				f->max_dyn_smem =
 					attr.maxDynamicSharedSizeBytes;
+			if (attr.maxThreadsPerBlock > 0)
+				f->max_threads = attr.maxThreadsPerBlock;
 		}
 		xc_arena_release(s->staging, blk);
 	}

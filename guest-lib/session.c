@@ -185,6 +185,9 @@ cudaError_t xc_call_locked(struct xc_session *s, struct xcuda_request *req,
 	}
 	if (!err)
 		err = xc_take_latched(s);
+	else if (err == s->latched)
+		/* A sticky error: the call reported it, once is enough. */
+		s->latched = cudaSuccess;
 	return err;
 }
 
@@ -304,7 +307,8 @@ static cudaError_t xc_session_open(struct xc_session **out)
 	xc_req_init(&req, XCUDA_OP_OPEN, sizeof(args));
 	args = (struct xcuda_open_args){ XCUDA_PROTO_VERSION,
 					 XCUDA_FEATURES_ALL,
-					 s->t.arena_size };
+					 s->t.arena_size,
+					 (uintptr_t)s->t.arena };
 	memcpy(req.args, &args, sizeof(args));
 	err = xc_call(s, &req, &s->info, sizeof(s->info));
 	if (!err && (s->info.version < 1 ||
@@ -367,6 +371,11 @@ struct xc_session *xc_session_get(cudaError_t *err)
 	*err = s ? cudaSuccess : xc_open_err;
 	pthread_mutex_unlock(&xc_open_lock);
 	return s;
+}
+
+struct xc_session *xc_session_peek(void)
+{
+	return __atomic_load_n(&xc_sess, __ATOMIC_ACQUIRE);
 }
 
 /* Argument and result sizes of every command, from calls.def. */

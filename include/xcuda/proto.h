@@ -47,8 +47,10 @@
 #define XCUDA_FEAT_POSTED	(1u << 0)	/* posted (fire-and-forget) calls */
 #define XCUDA_FEAT_PINNED_ARENA	(1u << 1)	/* worker pins arena extents */
 #define XCUDA_FEAT_ECHO		(1u << 2)	/* diagnostic echo/checksum */
+#define XCUDA_FEAT_SAME_VA	(1u << 3)	/* worker maps the arena at the
+						 * guest's address */
 #define XCUDA_FEATURES_ALL	(XCUDA_FEAT_POSTED | XCUDA_FEAT_PINNED_ARENA | \
-				 XCUDA_FEAT_ECHO)
+				 XCUDA_FEAT_ECHO | XCUDA_FEAT_SAME_VA)
 
 /* Request flags. */
 #define XCUDA_RF_POSTED		(1u << 0)	/* sender will not wait for it */
@@ -125,6 +127,7 @@ struct xcuda_open_args {
 	uint32_t version;	/* highest version the guest speaks */
 	uint32_t features;	/* XCUDA_FEAT_* the guest wants */
 	uint64_t arena_size;	/* as the guest mapped it */
+	uint64_t arena_addr;	/* where the guest mapped it (SAME_VA) */
 };
 
 struct xcuda_open_res {
@@ -241,6 +244,17 @@ struct xcuda_memcpy2d_args {
 struct xcuda_memset_args {
 	uint64_t ptr;
 	uint64_t count;
+	int32_t value;
+	uint32_t flags;		/* XCUDA_COPY_ASYNC */
+	uint32_t stream;
+	uint32_t rsvd;
+};
+
+struct xcuda_memset2d_args {
+	uint64_t ptr;
+	uint64_t pitch;
+	uint64_t width;
+	uint64_t height;
 	int32_t value;
 	uint32_t flags;		/* XCUDA_COPY_ASYNC */
 	uint32_t stream;

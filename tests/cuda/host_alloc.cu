@@ -3,7 +3,8 @@
  * Page-locked host memory: cudaHostAlloc (default, portable, write-combined),
  * cudaHostGetFlags, cudaHostRegister/cudaHostUnregister of malloc memory
  * (attributes before, during and after; double register and unregister of
- * unregistered memory), and copies from and to all of them.
+ * unregistered memory), copies from and to all of them, and a kernel
+ * writing mapped page-locked memory through its host address.
  */
 #include "common/xct.h"
 
@@ -41,6 +42,13 @@ static void roundtrip(const char *what, unsigned char *h, void *d, size_t n,
 	       (unsigned long long)want, dev == want ? "ok" : "BAD",
 	       back == want ? "ok" : "BAD");
 	REQUIRE(dev == want && back == want, "%s", what);
+}
+
+__global__ void write_bytes(unsigned char *p, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n)
+		p[i] = (unsigned char)(i * 7 + 3);
 }
 
 int main(void)
@@ -110,6 +118,25 @@ int main(void)
 	       type_of(m + 8192 + 65536));
 	roundtrip("part registered", m + 8192, d, 65536, seed++);
 	CK(cudaHostUnregister(m + 8192));
+
+	/* zero copy: a kernel writes page-locked memory through its host
+	 * address, which unified addressing makes its device address too */
+	unsigned char *z;
+	void *dz = nullptr;
+	CK(cudaHostAlloc(&z, 4096, cudaHostAllocMapped));
+	memset(z, 0, 4096);
+	CK(cudaHostGetDevicePointer(&dz, z, 0));
+	printf("mapped: device pointer is the host pointer: %s\n",
+	       dz == z ? "yes" : "no");
+	write_bytes<<<16, 256>>>(z, 4096);
+	CKLAUNCH();
+	CK(cudaDeviceSynchronize());
+	int zbad = 0;
+	for (int i = 0; i < 4096; i++)
+		zbad += z[i] != (unsigned char)(i * 7 + 3);
+	printf("kernel wrote host memory directly: bad=%d\n", zbad);
+	REQUIRE(zbad == 0, "zero copy");
+	CK(cudaFreeHost(z));
 
 	CK(cudaStreamDestroy(s));
 	free(m);

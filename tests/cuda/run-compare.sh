@@ -159,6 +159,15 @@ start_daemon() {
 
 start_daemon || exit 2
 
+# A guest library built with SANITIZE=1 needs ASan's runtime loaded first,
+# before the program's own libraries; the programs' own leaks are not ours.
+PRELOAD=
+asan=$(ldd "$XLIB/libcudart.so.13" 2>/dev/null | awk '/libasan/ {print $3}')
+if [ -n "$asan" ]; then
+	PRELOAD=$asan
+	export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+fi
+
 # run NAME KIND: one run; stdout plus an "exit status" line into
 # NAME.KIND.out, stderr into NAME.KIND.err.  Runs in an empty directory.
 run() {
@@ -169,6 +178,7 @@ run() {
 			timeout "$TIMEOUT" "$BIN/$name") >"$out" 2>"$err" </dev/null
 	else
 		(cd "$TMP" && env LD_LIBRARY_PATH="$XLIB" XCUDA_SOCKET="$SOCK" \
+			${PRELOAD:+LD_PRELOAD="$PRELOAD"} \
 			timeout "$TIMEOUT" "$BIN/$name") >"$out" 2>"$err" </dev/null
 	fi
 	rc=$?

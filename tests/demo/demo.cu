@@ -26,7 +26,10 @@ int main()
 	Dl_info info;
 	int count = 0;
 
-	if (dladdr((void *)cudaMalloc, &info) && info.dli_fname)
+	/* cudaMalloc is also a template in cuda_runtime.h: name the C one. */
+	cudaError_t (*c_malloc)(void **, size_t) = cudaMalloc;
+
+	if (dladdr((void *)c_malloc, &info) && info.dli_fname)
 		printf("libcudart: %s\n", info.dli_fname);
 	if (check(cudaGetDeviceCount(&count), "cudaGetDeviceCount"))
 		return 2;

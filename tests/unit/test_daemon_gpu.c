@@ -98,7 +98,7 @@ static uint8_t *arena(uint64_t off)
 static uint32_t gpu_open(void)
 {
 	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, XCUDA_FEATURES_ALL,
-				     0 };
+				     0, 0 };
 	struct xcuda_open_res r = { 0 };
 	int st;
 
@@ -317,7 +317,8 @@ static void test_pin(void)
 	a.flags = 0;
 	st = op(XCUDA_OP_ARENA_PIN, &a, sizeof(a), OFF_PIN, 1u << 20, 0, &r,
 		sizeof(r));
-	result(!st && !r.device_ptr, "ARENA_PIN unmapped", "status %d", st);
+	result(!st && r.device_ptr, "ARENA_PIN without Mapped still maps",
+	       "status %d", st);
 }
 
 static uint32_t handle_op(uint16_t code, const void *a, uint16_t len,
@@ -470,7 +471,7 @@ static void test_modules(uint32_t stream)
 		{ 0, 4 }, { 8, 8 }, { 16, 8 }, { 24, 4 },
 	};
 	struct xcuda_func_res fr = { 0 }, fr2 = { 0 }, fr0 = { 0 };
-	struct xcuda_var_res vr = { 0 };
+	struct xcuda_var_res vr = { 0 }, vr2 = { 0 };
 	struct xcuda_handle_args h = { 0, 0 };
 	struct xcuda_func_attr_args fa = { 0, 0, 0, 0 };
 	struct xcuda_occupancy_args oc = { 0, 128, 0, 0, 0 };
@@ -480,7 +481,7 @@ static void test_modules(uint32_t stream)
 	struct saxpy_args sa;
 	float x[N], y[N];
 	uint64_t dx, dy;
-	uint32_t mod, mod2, i, bad = 0, counter = 0;
+	uint32_t mod, mod2, fr2_noargs = 0, i, bad = 0, counter = 0;
 	int st;
 
 	mod = upload(&st);
@@ -489,8 +490,9 @@ static void test_modules(uint32_t stream)
 	if (st)
 		return;
 	mod2 = upload(&st);
-	result(!st && mod2 == mod, "same module twice is shared",
-	       "status %d handles %u %u", st, mod, mod2);
+	result(!st && mod2 != mod && mod2 >= XCUDA_HANDLE_FIRST,
+	       "same bytes twice are two modules", "status %d handles %u %u",
+	       st, mod, mod2);
 
 	st = symbol(XCUDA_OP_FUNC_GET, mod, "xc_saxpy", &fr, sizeof(fr));
 	memcpy(got, arena(OFF_SCRATCH), sizeof(got));
@@ -514,6 +516,13 @@ static void test_modules(uint32_t stream)
 	st = symbol(XCUDA_OP_VAR_GET, mod, "xc_counter", &vr, sizeof(vr));
 	result(!st && vr.ptr && vr.size == 4, "VAR_GET", "status %d size %llu",
 	       st, (unsigned long long)vr.size);
+	st = symbol(XCUDA_OP_VAR_GET, mod2, "xc_counter", &vr2, sizeof(vr2));
+	result(!st && vr2.ptr && vr2.ptr != vr.ptr,
+	       "each module has its own variables", "status %d", st);
+	st = symbol(XCUDA_OP_FUNC_GET, mod2, "xc_noargs", &fr2, sizeof(fr2));
+	result(!st && fr2.handle >= XCUDA_HANDLE_FIRST,
+	       "FUNC_GET in the second module", "status %d", st);
+	fr2_noargs = fr2.handle;
 
 	h.handle = fr.handle;
 	st = op(XCUDA_OP_FUNC_GET_ATTRIBUTES, &h, sizeof(h), OFF_BACK,
@@ -569,18 +578,21 @@ static void test_modules(uint32_t stream)
 	       "status %d, %u wrong, counter %u", st, bad, counter);
 
 	h.handle = mod;
-	st = OP_NORES(XCUDA_OP_MODULE_UNLOAD, h);
-	st |= launch(fr.handle, stream, &sa, 28, 0, 0);
-	result(!st, "first unload keeps the shared module", "status %d", st);
 	st = op(XCUDA_OP_MODULE_UNLOAD, &h, sizeof(h), 0, 0, XCUDA_RF_POSTED,
 		NULL, 0);
-	result(!st, "last unload, posted", "status %d", st);
+	result(!st, "unload, posted", "status %d", st);
 	st = launch(fr.handle, stream, &sa, 28, 0, 0);
 	result(st == cudaErrorInvalidResourceHandle,
 	       "kernels of an unloaded module are unknown", "status %d", st);
+	st = launch(fr2_noargs, 0, NULL, 0, 0, 0);
+	st |= op(XCUDA_OP_DEVICE_SYNCHRONIZE, NULL, 0, 0, 0, 0, NULL, 0);
+	result(!st, "the other module's kernels still run", "status %d", st);
 	st = OP_NORES(XCUDA_OP_MODULE_UNLOAD, h);
 	result(st == cudaErrorInvalidResourceHandle, "unload once too often",
 	       "status %d", st);
+	h.handle = mod2;
+	st = OP_NORES(XCUDA_OP_MODULE_UNLOAD, h);
+	result(!st, "unload of the second module", "status %d", st);
 }
 
 static void test_reset(uint32_t stream)

@@ -24,7 +24,7 @@
 static int do_open(struct xc_transport *t, struct xcuda_open_res *r)
 {
 	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, XCUDA_FEATURES_ALL,
-				     0 };
+				     0, 0 };
 	struct xcuda_request req;
 	struct xcuda_response rsp;
 	int err;

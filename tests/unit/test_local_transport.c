@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -40,6 +41,7 @@ enum wmode {
 	W_BUMP,		/* take one request, then lie about rsp_prod */
 	W_EXPECT_EPROTO,	/* once told, next() must say -EPROTO */
 	W_REFUSE,	/* xd_local_accept() must fail with @expect */
+	W_MOVE,		/* arena_at(): refusals, a move, then echo */
 };
 
 struct wcfg {
@@ -185,6 +187,42 @@ static int do_echo(struct xd_chan *c, int delay_ms)
 	}
 }
 
+/*
+ * Moves the arena to an address free in this process: taken addresses,
+ * unaligned ones and a second move are refused and change nothing; after
+ * the move both ends still share the same memory.
+ */
+static int do_move(struct xd_chan *c, int side)
+{
+	uint8_t *old = c->arena, *free_at;
+	uint64_t ring = XCUDA_PAGE_SIZE << RING_ORDER;
+
+	if (!c->ops->arena_at)
+		return 20;
+	/* Over our own ring and arena: MAP_FIXED_NOREPLACE says no. */
+	if (c->ops->arena_at(c, (uintptr_t)(old - ring)) != -EEXIST ||
+	    c->arena != old)
+		return 21;
+	if (c->ops->arena_at(c, (uintptr_t)old + 1) != -EINVAL ||
+	    c->ops->arena_at(c, 0) != -EINVAL)
+		return 22;
+	/* Reserve and release: a range nothing else holds right now. */
+	free_at = mmap(NULL, c->arena_size, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (free_at == MAP_FAILED)
+		return 23;
+	munmap(free_at, c->arena_size);
+	if (c->ops->arena_at(c, (uintptr_t)free_at) ||
+	    c->arena != free_at)
+		return 24;
+	if (c->ops->arena_at(c, (uintptr_t)old) != -EINVAL)
+		return 25;
+	/* The guest checks that it sees this through its own mapping. */
+	memset(c->arena + 4096, 0x5a, 4096);
+	send_int(side, 0);
+	return 0;
+}
+
 static int worker_main(const struct wcfg *w, int side)
 {
 	struct xcuda_request q;
@@ -244,6 +282,11 @@ static int worker_main(const struct wcfg *w, int side)
 		ret = r1 == -EPROTO && r2 == -EPROTO && r3 < 0 ? 0 : 8;
 		break;
 	}
+	case W_MOVE:
+		ret = do_move(&c, side);
+		if (!ret)
+			ret = do_echo(&c, 0);
+		break;
 	default:
 		ret = 9;
 	}
@@ -378,6 +421,34 @@ out:
 		t.ops->close(&t);
 	finish(pid, side, 3000);
 	report("handshake");
+}
+
+static void case_arena_move(void)
+{
+	struct wcfg w = { W_MOVE, { 1ull << 30, RING_ORDER }, 0 };
+	struct xc_transport t = { 0 };
+	const char *bad = NULL;
+	int side = -1, ret, v = -1;
+	unsigned int i, odd = 0;
+	uint8_t *a;
+	pid_t pid;
+
+	pid = spawn(&w, &side);
+	EXPECT(pid > 0, "fork: %s", strerror(errno));
+	ret = guest_open(&t, 16ull << 20, RING_ORDER);
+	EXPECT(!ret, "xc_local_open: %s", strerror(-ret));
+	EXPECT(!recv_int(side, &v, 5000) && !v, "worker's moves failed");
+	a = t.arena;
+	for (i = 0; i < 4096; i++)
+		odd += a[4096 + i] != 0x5a;
+	EXPECT(!odd, "%u bytes of the moved arena not seen", odd);
+	ret = round_trip(&t, 3, &bad);
+	EXPECT(!ret && !bad, "after the move: %s", ret ? strerror(-ret) : bad);
+out:
+	if (t.ops)
+		t.ops->close(&t);
+	finish(pid, side, 3000);
+	report("arena_at moves the worker's arena, refuses taken addresses");
 }
 
 static void run_round_trips(const char *name, unsigned int n)
@@ -819,6 +890,7 @@ int main(void)
 		return 2;
 	}
 	case_handshake();
+	case_arena_move();
 	run_round_trips("round_trips", ROUND_TRIPS);
 	case_batches();
 	case_timeout();

@@ -94,10 +94,12 @@ check: deps
 	$(MAKE) all
 	tests/run-unit.sh $(B)
 
-check-gpu: all
+check-gpu: deps
+	$(MAKE) all
 	tests/cuda/run-compare.sh --gpu $(B)
 
-demo: all
+demo: deps
+	$(MAKE) all
 	tools/demo.sh $(B)
 
 clean:

@@ -415,7 +415,7 @@ cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f)
 		if (!params)
 			err = cudaErrorMemoryAllocation;
 	}
-	if (!err) {
+	if (!err && res.nparams) {
 		/* One copy out of shared memory, then check the copy. */
 		memcpy(params, xc_arena_ptr(s, blk),
 		       res.nparams * sizeof(*params));

@@ -4,12 +4,20 @@
 set -euo pipefail
 
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-pkgs=(build-essential libxen-dev binutils gawk)
+# What is needed, by what it provides: a machine that has it some other
+# way (headers copied in, another awk) needs no package and no registry.
 missing=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-		missing+=("$p")
-done
+need() { # PACKAGE TEST...
+	local p=$1
+	shift
+	"$@" >/dev/null 2>&1 || missing+=("$p")
+}
+need build-essential command -v cc
+need build-essential command -v make
+need libxen-dev test -e /usr/include/xen/io/ring.h
+need binutils command -v nm
+need gawk command -v awk
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
 if [ "${#missing[@]}" -gt 0 ]; then
 	sudo=
 	[ "$(id -u)" -eq 0 ] || sudo=sudo

@@ -206,40 +206,47 @@ int xd_op_memcpy_2d(struct xd_session *s, struct xd_call *call)
 	return err;
 }
 
+/* MEMSET (@two_d 0: width is the count) and MEMSET_2D. */
+static int xd_memset_any(struct xd_session *s, uint64_t ptr, uint64_t pitch,
+			 int value, uint64_t width, uint64_t height,
+			 uint32_t flags, uint32_t stream, int two_d)
+{
+	int async = !!(flags & XCUDA_COPY_ASYNC);
+	cudaStream_t st = 0;
+	cudaError_t err;
+
+	if (flags & ~XCUDA_COPY_ASYNC)
+		return cudaErrorInvalidValue;
+	if (async) {
+		err = xd_stream_lookup(&s->streams, stream, &st);
+		if (err)
+			return err;
+	}
+	if (two_d)
+		return async ? cudaMemset2DAsync(xd_dev(ptr), pitch, value,
+						 width, height, st) :
+			       cudaMemset2D(xd_dev(ptr), pitch, value, width,
+					    height);
+	return async ? cudaMemsetAsync(xd_dev(ptr), value, width, st) :
+		       cudaMemset(xd_dev(ptr), value, width);
+}
+
 int xd_op_memset(struct xd_session *s, struct xd_call *call)
 {
 	struct xcuda_memset_args a;
-	cudaStream_t st;
-	cudaError_t err;
 
 	XD_ARGS(call, a);
-	if (a.flags & ~XCUDA_COPY_ASYNC)
-		return cudaErrorInvalidValue;
-	if (!(a.flags & XCUDA_COPY_ASYNC))
-		return cudaMemset(xd_dev(a.ptr), a.value, a.count);
-	err = xd_stream_lookup(&s->streams, a.stream, &st);
-	if (!err)
-		err = cudaMemsetAsync(xd_dev(a.ptr), a.value, a.count, st);
-	return err;
+	return xd_memset_any(s, a.ptr, 0, a.value, a.count, 1, a.flags,
+			     a.stream, 0);
 }
 
 int xd_op_memset_2d(struct xd_session *s, struct xd_call *call)
 {
 	struct xcuda_memset2d_args a;
-	cudaStream_t st;
-	cudaError_t err;
 
 	XD_ARGS(call, a);
-	if (a.flags & ~XCUDA_COPY_ASYNC)
-		return cudaErrorInvalidValue;
-	if (!(a.flags & XCUDA_COPY_ASYNC))
-		return cudaMemset2D(xd_dev(a.ptr), a.pitch, a.value, a.width,
-				    a.height);
-	err = xd_stream_lookup(&s->streams, a.stream, &st);
-	if (!err)
-		err = cudaMemset2DAsync(xd_dev(a.ptr), a.pitch, a.value,
-					a.width, a.height, st);
-	return err;
+	return xd_memset_any(s, a.ptr, a.pitch, a.value, a.width, a.height,
+			     a.flags, a.stream, 1);
 }
 
 int xd_op_arena_pin(struct xd_session *s, struct xd_call *call)

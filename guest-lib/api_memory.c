@@ -129,22 +129,40 @@ cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch,
 			   stream, 1, 1);
 }
 
-static cudaError_t xc_memset(void *p, int value, size_t count,
-			     cudaStream_t stream, int async, int per_thread)
+/*
+ * cudaMemset* (height 0: the 1D call) and cudaMemset2D*.  The asynchronous
+ * ones are posted: CUDA too reports their errors at a later call.
+ */
+static cudaError_t xc_memset_any(void *p, size_t pitch, int value,
+				 size_t width, size_t height,
+				 cudaStream_t stream, int async,
+				 int per_thread)
 {
-	struct xcuda_memset_args a = { 0 };
+	struct xcuda_memset2d_args a2 = { 0 };
+	struct xcuda_memset_args a1 = { 0 };
+	uint16_t op = height ? XCUDA_OP_MEMSET_2D : XCUDA_OP_MEMSET;
+	const void *a = height ? (const void *)&a2 : (const void *)&a1;
 	uint32_t sh;
 
 	if (xc_stream_handle(stream, per_thread, &sh))
 		return xc_ret(cudaErrorInvalidResourceHandle);
-	a.ptr = (uintptr_t)p;
-	a.count = count;
-	a.value = value;
-	a.flags = async ? XCUDA_COPY_ASYNC : 0;
-	a.stream = sh;
+	a1.ptr = a2.ptr = (uintptr_t)p;
+	a1.count = a2.width = width;
+	a2.pitch = pitch;
+	a2.height = height;
+	a1.value = a2.value = value;
+	a1.flags = a2.flags = async ? XCUDA_COPY_ASYNC : 0;
+	a1.stream = a2.stream = sh;
 	if (async)
-		return xc_post(XCUDA_OP_MEMSET, &a);
-	return xc_forward(XCUDA_OP_MEMSET, &a, NULL);
+		return xc_post(op, a);
+	return xc_forward(op, a, NULL);
+}
+
+static cudaError_t xc_memset(void *p, int value, size_t count,
+			     cudaStream_t stream, int async, int per_thread)
+{
+	return xc_memset_any(p, 0, value, count, 0, stream, async,
+			     per_thread);
 }
 
 cudaError_t cudaMemset(void *devPtr, int value, size_t count)
@@ -173,21 +191,11 @@ static cudaError_t xc_memset2d(void *p, size_t pitch, int value,
 			       size_t width, size_t height,
 			       cudaStream_t stream, int async, int per_thread)
 {
-	struct xcuda_memset2d_args a = { 0 };
-	uint32_t sh;
-
-	if (xc_stream_handle(stream, per_thread, &sh))
-		return xc_ret(cudaErrorInvalidResourceHandle);
-	a.ptr = (uintptr_t)p;
-	a.pitch = pitch;
-	a.width = width;
-	a.height = height;
-	a.value = value;
-	a.flags = async ? XCUDA_COPY_ASYNC : 0;
-	a.stream = sh;
-	if (async)
-		return xc_post(XCUDA_OP_MEMSET_2D, &a);
-	return xc_forward(XCUDA_OP_MEMSET_2D, &a, NULL);
+	/* A 2D memset of no rows does nothing; it must not become a 1D one. */
+	if (!height)
+		return cudaSuccess;
+	return xc_memset_any(p, pitch, value, width, height, stream, async,
+			     per_thread);
 }
 
 cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width,

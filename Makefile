@@ -36,13 +36,14 @@ GUEST_EXPORTS := guest-lib/exports/libcudart.so.13.syms
 DAEMON_MAIN := dom0-daemon/xcudad.c
 DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c))
 XCUDAD      := $(B)/bin/xcudad
+XCUDACTL    := $(B)/bin/xcudactl
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all deps check check-unit check-cpu check-gpu demo clean
 
-all: $(GUEST_SO) $(XCUDAD) $(UNIT_BIN)
+all: $(GUEST_SO) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN)
 
 deps:
 	@tools/deps.sh
@@ -84,6 +85,11 @@ $(B)/libxcdaemon.a: $(DAEMON_INT:%.c=$(B)/%.o)
 $(XCUDAD): $(B)/dom0-daemon/xcudad.o $(B)/libxcdaemon.a
 	@mkdir -p $(dir $@)
 	$(CC) -pthread -o $@ $^ $(LDFLAGS) $(CUDART)
+
+# The admin's ping and echo: the guest library's internals, no CUDA.
+$(XCUDACTL): $(B)/tools/xcudactl.o $(B)/libxcguest.a
+	@mkdir -p $(dir $@)
+	$(CC) -pthread -o $@ $^ $(LDFLAGS) -lrt
 
 $(B)/tests/%: tests/unit/%.c $(B)/libxcguest.a $(B)/libxcdaemon.a
 	@mkdir -p $(dir $@)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 
 #include "log.h"
 #include "privdrop.h"
@@ -78,11 +79,16 @@ int xd_user_resolve(struct xd_user *u, const char *name)
 
 int xd_user_drop(const struct xd_user *u)
 {
+	pid_t parent = getppid();
 	uid_t r, e, s;
 	gid_t gr, ge, gs;
+	int sig = 0;
 
 	if (!u->active)
 		return 0;
+	/* The kernel forgets the parent-death signal when ids change. */
+	if (prctl(PR_GET_PDEATHSIG, &sig))
+		sig = 0;
 	if (setgroups((size_t)u->ngroups, u->groups) ||
 	    setresgid(u->gid, u->gid, u->gid) ||
 	    setresuid(u->uid, u->uid, u->uid)) {
@@ -99,6 +105,8 @@ int xd_user_drop(const struct xd_user *u)
 		       u->name);
 		return -1;
 	}
+	if (sig && (prctl(PR_SET_PDEATHSIG, sig) || getppid() != parent))
+		return -1;	/* the parent died meanwhile */
 	return 0;
 }
 

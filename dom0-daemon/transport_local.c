@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include "shm.h"
 #include "transport_local.h"
 #include "xcuda/local.h"
 
@@ -316,26 +317,20 @@ static int xd_local_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 /*
  * With the arena at the guest's own address, a device address of pinned
  * arena memory is the guest's host address too, as under CUDA's unified
- * addressing.  MAP_FIXED_NOREPLACE: the guest chose the address, so it
- * must never replace anything of ours.
+ * addressing.
  */
 static int xd_local_arena_at(struct xd_chan *c, uint64_t addr)
 {
 	struct xd_local *l = c->priv;
-	void *want = (void *)(uintptr_t)addr, *p;
+	void *p;
+	int ret;
 
-	if (l->memfd < 0 || l->moved || !addr || addr % XCUDA_PAGE_SIZE)
+	if (l->moved)
 		return -EINVAL;
-	p = mmap(want, c->arena_size, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED_NOREPLACE, l->memfd,
-		 (off_t)l->ring_bytes);
-	if (p == MAP_FAILED)
-		return -errno;
-	if (p != want) {
-		/* A kernel older than 4.17 took the address as a hint. */
-		munmap(p, c->arena_size);
-		return -EEXIST;
-	}
+	ret = xd_shm_map_at(l->memfd, (off_t)l->ring_bytes, c->arena_size,
+			    addr, &p);
+	if (ret)
+		return ret;
 	munmap(c->arena, c->arena_size);
 	c->arena = p;
 	l->moved = p;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * xcudad: serves CUDA to guest processes.  It listens on a unix socket
- * (the `local` transport), forks one worker per connection and lets the
- * worker run the session; the parent only accepts, assigns session ids,
- * reaps and logs.  It never calls CUDA itself: CUDA does not survive
+ * (the `local` transport) and, where xcuda-back.ko is loaded, takes the
+ * Xen guests' sessions from /dev/xcuda-back (the `xen` transport); it
+ * forks one worker per session and lets the worker run it; the parent
+ * only accepts, assigns session ids, reaps and logs.  It never calls CUDA itself: CUDA does not survive
  * fork, and a worker that crashes must take only its own session down.
  */
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include "privdrop.h"
 #include "supervise.h"
 #include "transport_local.h"
+#include "transport_xen.h"
 #include "worker.h"
 
 #define XD_DEFAULT_USER		"xcuda"
@@ -41,6 +43,9 @@ struct xd_daemon {
 	unsigned int max_sessions;
 	int use_syslog;
 	int level;
+	int no_xen;
+	const char *xen_device;
+	int xfd;		/* /dev/xcuda-back's control file, or -1 */
 	struct xd_user user;
 	struct xd_super super;
 	int lfd;
@@ -72,6 +77,8 @@ static void xd_usage(FILE *f)
 "                       %d)\n"
 "  --max-ring-order N   largest ring, 2^N pages (default %d, at most %d)\n"
 "  --max-sessions N     sessions served at once (default %d)\n"
+"  --xen-device PATH    the Xen backend's device (default " XD_XEN_DEVICE ")\n"
+"  --no-xen             serve the local socket only\n"
 "  --syslog             log to syslog instead of stderr\n"
 "  -v, --verbose        more log (repeat for debug); env XCUDAD_LOG=\n"
 "                       debug|info|warn|error sets the level\n"
@@ -99,7 +106,7 @@ static int xd_parse_uint(const char *s, unsigned long long lo,
 static int xd_options(struct xd_daemon *d, int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_USER, O_ARENA, O_RING, O_SESSIONS,
-	       O_SYSLOG };
+	       O_SYSLOG, O_XEN_DEVICE, O_NO_XEN };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "user", required_argument, NULL, O_USER },
@@ -107,6 +114,8 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 		{ "max-ring-order", required_argument, NULL, O_RING },
 		{ "max-sessions", required_argument, NULL, O_SESSIONS },
 		{ "syslog", no_argument, NULL, O_SYSLOG },
+		{ "xen-device", required_argument, NULL, O_XEN_DEVICE },
+		{ "no-xen", no_argument, NULL, O_NO_XEN },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -157,6 +166,12 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 			break;
 		case O_SYSLOG:
 			d->use_syslog = 1;
+			break;
+		case O_XEN_DEVICE:
+			d->xen_device = optarg;
+			break;
+		case O_NO_XEN:
+			d->no_xen = 1;
 			break;
 		case 'v':
 			verbose++;
@@ -372,6 +387,118 @@ static void xd_accept_local(struct xd_daemon *d)
 	}
 }
 
+struct xd_xen_conn {
+	struct xd_daemon *d;
+	int fd;
+	struct xcuda_back_event ev;
+};
+
+/* A worker's life on a Xen session. */
+static int xd_xen_body(void *arg, uint32_t session)
+{
+	struct xd_xen_conn *xc = arg;
+	struct xd_chan c;
+	int ret;
+
+	(void)session;
+	/* Everything after ATTACH works without privilege. */
+	if (xd_user_drop(&xc->d->user))
+		return 1;
+	ret = xd_xen_accept(xc->fd, &c, &xc->ev);
+	if (ret) {
+		xd_log(XD_LOG_WARN, "cannot set up the arena for domain %u: "
+		       "%s", xc->ev.domid, strerror(-ret));
+		return 2;
+	}
+	return xd_worker_run(&c);
+}
+
+static void xd_xen_close_control(struct xd_daemon *d, const char *why)
+{
+	xd_log(XD_LOG_WARN, "stopped serving Xen guests: %s", why);
+	close(d->xfd);
+	d->xfd = -1;
+}
+
+static void xd_xen_session(struct xd_daemon *d,
+			   const struct xcuda_back_event *ev)
+{
+	struct xd_xen_conn xc = { .d = d, .ev = *ev };
+
+	if (xd_super_full(&d->super)) {
+		xd_log_ratelimited(XD_LOG_WARN, "%u sessions already: "
+				   "refusing one of domain %u",
+				   d->super.live, ev->domid);
+		xd_xen_refuse(d->xfd, ev->token, EBUSY);
+		return;
+	}
+	xc.fd = xd_xen_attach(d->xen_device, ev->token);
+	if (xc.fd < 0) {
+		/* Gone already (the guest process died), or a broken one. */
+		xd_log_ratelimited(XD_LOG_WARN, "cannot attach to a session "
+				   "of domain %u: %s", ev->domid,
+				   strerror(-xc.fd));
+		return;
+	}
+	xd_log(XD_LOG_DEBUG, "domain %u device %u: session %08x, arena %llu "
+	       "bytes", ev->domid, ev->devid, ev->session,
+	       (unsigned long long)ev->arena_size);
+	if (xd_super_spawn(&d->super, ev->session, xd_xen_body, &xc) < 0)
+		xd_xen_refuse(d->xfd, ev->token, EAGAIN);
+	close(xc.fd);
+}
+
+static void xd_xen_events(struct xd_daemon *d, short revents)
+{
+	struct xcuda_back_event ev;
+	int ret;
+
+	if (revents & (POLLERR | POLLNVAL)) {
+		xd_xen_close_control(d, "the control file failed");
+		return;
+	}
+	while ((ret = xd_xen_next_event(d->xfd, &ev)) > 0) {
+		switch (ev.type) {
+		case XCUDA_BACK_EV_SESSION:
+			xd_xen_session(d, &ev);
+			break;
+		case XCUDA_BACK_EV_GONE:
+			xd_log(XD_LOG_INFO, "domain %u device %u "
+			       "disconnected", ev.domid, ev.devid);
+			break;
+		default:
+			xd_log_ratelimited(XD_LOG_WARN, "unknown event %u "
+					   "from the backend", ev.type);
+			break;
+		}
+	}
+	if (ret < 0)
+		xd_xen_close_control(d, strerror(-ret));
+}
+
+static void xd_xen_start(struct xd_daemon *d)
+{
+	const char *dev = d->xen_device ? d->xen_device : XD_XEN_DEVICE;
+	int fd;
+
+	if (d->no_xen)
+		return;
+	fd = xd_xen_control_open(d->xen_device);
+	if (fd == -ENOENT && !d->xen_device) {
+		xd_log(XD_LOG_INFO, "no %s (xcuda-back.ko not loaded): "
+		       "serving the local transport only", dev);
+		return;
+	}
+	if (fd < 0) {
+		xd_log(XD_LOG_WARN, "cannot serve Xen guests on %s: %s", dev,
+		       strerror(-fd));
+		return;
+	}
+	d->xfd = fd;
+	xd_super_parent_fd(&d->super, fd);
+	xd_log(XD_LOG_INFO, "serving Xen guests on %s", dev);
+}
+
 static int xd_signals(struct xd_daemon *d, sigset_t *old)
 {
 	sigset_t set;
@@ -416,7 +543,7 @@ static int xd_on_signal(struct xd_daemon *d)
 int main(int argc, char **argv)
 {
 	struct xd_daemon d;
-	struct pollfd p[2];
+	struct pollfd p[3];
 	struct stat st;
 	sigset_t old;
 	int stop = 0;
@@ -424,6 +551,7 @@ int main(int argc, char **argv)
 	memset(&d, 0, sizeof(d));
 	d.lfd = -1;
 	d.sfd = -1;
+	d.xfd = -1;
 	if (xd_options(&d, argc, argv))
 		return 2;
 	xd_log_setup(d.level, d.use_syslog);
@@ -445,12 +573,18 @@ int main(int argc, char **argv)
 	       d.max_sessions, (unsigned long long)(d.lim.max_arena >> 20),
 	       d.lim.max_ring_order, d.user.name);
 
+	xd_xen_start(&d);
+
 	p[0].fd = d.sfd;
 	p[0].events = POLLIN;
 	p[1].fd = d.lfd;
 	p[1].events = POLLIN;
+	p[2].events = POLLIN;
 	while (!stop) {
-		if (poll(p, 2, -1) < 0) {
+		/* A negative fd is ignored by poll(): Xen may come and go. */
+		p[2].fd = d.xfd;
+		p[2].revents = 0;
+		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			xd_log(XD_LOG_ERROR, "poll: %s", strerror(errno));
@@ -460,11 +594,15 @@ int main(int argc, char **argv)
 			stop = xd_on_signal(&d);
 		if (!stop && p[1].revents)
 			xd_accept_local(&d);
+		if (!stop && d.xfd >= 0 && p[2].revents)
+			xd_xen_events(&d, p[2].revents);
 	}
 
 	close(d.lfd);
 	if (!stat(d.socket_path, &st) && st.st_ino == d.sock_ino)
 		unlink(d.socket_path);
+	if (d.xfd >= 0)
+		close(d.xfd);
 	xd_super_stop_all(&d.super, 2000);
 	xd_super_fini(&d.super);
 	xd_user_free(&d.user);

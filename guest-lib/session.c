@@ -263,7 +263,10 @@ static int xc_transport_open(struct xc_transport *t)
 		which = stat("/dev/xcuda", &st) ? "local" : "xen";
 	if (!strcmp(which, "local"))
 		return xc_local_open(t, &o);
-	xc_log("transport '%s' is not available", which);
+	if (!strcmp(which, "xen"))
+		return xc_xen_open(t, &o);
+	xc_log("unknown transport '%s' (XCUDA_TRANSPORT: local or xen)",
+	       which);
 	return -ENOTSUP;
 }
 

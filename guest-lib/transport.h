@@ -46,12 +46,14 @@ struct xc_transport {
 
 /* Connect options; zero means the transport's default. */
 struct xc_transport_opts {
-	const char *path;	/* local: socket path */
+	const char *path;	/* local: socket path; xen: device */
 	uint64_t arena_size;
 	unsigned int ring_order;
 };
 
 /* Each returns 0 and fills @t, or a negative errno. */
 int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o);
+/* @o->path: the device (default /dev/xcuda); ring_order is the driver's. */
+int xc_xen_open(struct xc_transport *t, const struct xc_transport_opts *o);
 
 #endif /* XCUDA_GUEST_TRANSPORT_H */

@@ -48,6 +48,7 @@ for t in "$B"/tests/test_*; do
 	[ -x "$t" ] || continue
 	run_suite "$(basename "$t")" env XCUDAD="$B/bin/xcudad" "$t"
 done
+run_suite xcudactl tests/unit/xcudactl-test.sh "$B"
 run_suite exports tests/unit/exports-test.sh "$B"
 run_suite status tools/gen-status.sh --check guest-lib/exports/libcudart.so.13.syms \
 	"$B/guest-lib/impl.syms" guest-lib/exports/local.txt docs/STATUS.md

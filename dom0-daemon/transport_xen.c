@@ -77,7 +77,8 @@ int xd_xen_refuse(int ctl, uint64_t token, int err)
 int xd_xen_attach(const char *path, uint64_t token)
 {
 	struct xcuda_back_attach a = { .token = token };
-	int fd = open(xd_xen_path(path), O_RDWR | O_CLOEXEC);
+	/* Non-blocking: next() waits in poll(), with its timeout. */
+	int fd = open(xd_xen_path(path), O_RDWR | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
 		return -errno;

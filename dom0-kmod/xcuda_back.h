@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xcuda-back: private declarations shared by the module's files.  The
+ * lifetimes and the lock order are described at the top of main.c.
+ */
+#ifndef XCUDA_BACK_H
+#define XCUDA_BACK_H
+
+#include <linux/irqreturn.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/poll.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <xen/grant_table.h>
+#include <xen/xenbus.h>
+
+#include "xcuda/proto.h"
+#include "xcuda/xen.h"
+
+/* Opcodes from here on belong to the transport, never to a worker. */
+#define XCB_OP_TRANSPORT	0xff00
+
+/* cudaError_t values the backend answers with itself. */
+#define XCB_ERR_INVALID		1	/* cudaErrorInvalidValue */
+#define XCB_ERR_NOMEM		2	/* cudaErrorMemoryAllocation */
+#define XCB_ERR_GONE		46	/* cudaErrorDevicesUnavailable */
+
+/* A SESSION_NEW not completed by then is answered ETIMEDOUT. */
+#define XCB_SESSION_TIMEOUT	(30 * HZ)
+
+/* Session ids: slot | generation << XCB_SLOT_BITS, never 0. */
+#define XCB_SLOT_BITS		8
+#define XCB_GEN_MASK		0xffffffu
+
+extern struct workqueue_struct *xcb_wq;
+
+/* One xenbus device: one frontend, one ring, its sessions. */
+struct xcb_dev {
+	struct kref kref;		/* probe's, and one per session */
+	struct xenbus_device *xdev;	/* NULL once removed */
+	domid_t domid;
+	unsigned int devid;
+	unsigned int max_sessions;
+	u64 max_arena;
+
+	struct mutex conn_lock;		/* connect vs. disconnect */
+	void *ring_va;			/* mapped ring, under conn_lock */
+
+	spinlock_t ring_lock;		/* responses; fields below */
+	struct xcuda_back_ring ring;	/* rsp side; req side: work only */
+	bool connected;			/* responses may be written */
+	bool ring_blocked;		/* work waits for a free slot */
+	u32 conn_gen;			/* bumped by every connect */
+	int irq;
+
+	unsigned long flags;		/* XCB_EOI_PENDING */
+	struct work_struct ring_work;
+	unsigned int work_done;		/* requests since last EOI (work) */
+
+	struct mutex lock;		/* the session table below */
+	struct xcb_session *sessions[XCUDA_XEN_MAX_SESSIONS];
+	u32 gen[XCUDA_XEN_MAX_SESSIONS];
+	unsigned int nr_sessions;
+	unsigned int next_slot;
+	bool gone_sent;			/* under xcb_ctl.lock */
+};
+
+#define XCB_EOI_PENDING		0
+
+enum xcb_state {
+	XCB_S_NEW,		/* event queued for xcudad; no file yet */
+	XCB_S_ATTACHED,		/* a file holds it; waiting for the arena */
+	XCB_S_LIVE,		/* requests flow */
+	XCB_S_ENDED,		/* guest ended it; the worker drains */
+	XCB_S_DEAD,		/* nothing more reaches the ring */
+};
+
+/* A request copied off the ring, queued or handed to the worker. */
+struct xcb_req {
+	struct list_head node;
+	struct xcuda_request req;
+};
+
+/* The worker's pinned, granted arena and its grant directory. */
+struct xcb_arena {
+	unsigned long nr_pages;
+	unsigned long nr_pinned;
+	unsigned long nr_granted;
+	struct page **pages;
+	grant_ref_t *refs;
+	unsigned int nr_dir;
+	unsigned int nr_dir_granted;	/* counted from the last one */
+	struct page **dir_pages;
+	grant_ref_t *dir_refs;
+};
+
+struct xcb_event {
+	struct list_head node;
+	struct xcuda_back_event ev;
+};
+
+struct xcb_session {
+	struct kref kref;	/* slot's, file's, timeout's, lookups' */
+	struct xcb_dev *dev;	/* holds a reference */
+	u32 id;
+	u32 conn_gen;		/* the connection its answers belong to */
+	unsigned int slot;
+	u64 arena_size;
+	unsigned int max_open;	/* ring slots */
+
+	/* Under xcb_ctl.lock. */
+	bool new_pending;	/* SESSION_NEW not answered yet */
+	u64 new_id;
+	u16 new_flags;
+	u64 token;
+	struct list_head pending_node;	/* xcb_ctl.pending */
+	struct xcb_event ev;		/* SESSION, on xcb_ctl.events */
+	struct delayed_work timeout;
+
+	spinlock_t lock;	/* state, queues, arena pointer */
+	enum xcb_state state;
+	bool arena_busy;
+	struct xcb_arena *arena;
+	struct list_head queue;		/* not yet read by the worker */
+	struct list_head handed;	/* read, not yet answered, in order */
+	unsigned int nr_open;		/* queue + handed */
+	wait_queue_head_t wq;
+
+	struct mutex read_lock;	/* one reader; owns bounce */
+	struct xcuda_request *bounce;
+};
+
+/* The daemon's side: control file, its events, unanswered SESSION_NEWs. */
+struct xcb_ctl {
+	struct mutex lock;		/* everything below */
+	bool claimed;			/* a control file exists */
+	struct list_head events;
+	unsigned int nr_events;		/* also read without the lock */
+	unsigned int nr_gone;
+	struct list_head pending;	/* sessions with new_pending */
+	wait_queue_head_t wq;
+	u64 next_token;
+};
+
+extern struct xcb_ctl xcb_ctl;
+
+enum xcb_file_kind {
+	XCB_F_FRESH,
+	XCB_F_CONTROL,
+	XCB_F_SESSION,
+};
+
+struct xcb_file {
+	int kind;			/* written under xcb_ctl.lock */
+	struct xcb_session *sess;	/* set before kind = SESSION */
+};
+
+/* main.c */
+void xcb_dev_put(struct xcb_dev *dev);
+
+/* ring.c */
+irqreturn_t xcb_ring_irq(int irq, void *arg);
+void xcb_ring_work(struct work_struct *work);
+void xcb_respond(struct xcb_dev *dev, u32 gen,
+		 const struct xcuda_response *rsp);
+void xcb_answer(struct xcb_dev *dev, u32 gen, const struct xcuda_req_hdr *h,
+		u16 flags, s32 status, const void *out, u32 len);
+
+/* xenbus.c */
+int xcb_xenbus_register(void);
+void xcb_xenbus_unregister(void);
+
+/* session.c */
+void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req);
+void xcb_session_end_req(struct xcb_dev *dev,
+			 const struct xcuda_request *req);
+void xcb_session_submit(struct xcb_dev *dev, const struct xcuda_request *req);
+void xcb_dev_end_sessions(struct xcb_dev *dev);
+int xcb_session_attach(struct xcb_file *f, u64 token);
+int xcb_session_refuse(u64 token, u32 err);
+int xcb_session_arena(struct xcb_session *s, u64 addr, u64 size);
+ssize_t xcb_session_read(struct xcb_session *s, char __user *buf,
+			 size_t count, bool nonblock);
+ssize_t xcb_session_write(struct xcb_session *s, const char __user *buf,
+			  size_t count);
+__poll_t xcb_session_poll(struct xcb_session *s, struct file *file,
+			  poll_table *wait);
+void xcb_session_release(struct xcb_session *s);
+void xcb_ctl_cancel_new(void);
+
+/* arena.c */
+struct xcb_arena *xcb_arena_grant(domid_t domid, u64 addr, u64 size,
+				  int *errp);
+void xcb_arena_free(struct xcb_arena *a);
+
+/* chardev.c */
+int xcb_chardev_register(void);
+void xcb_chardev_unregister(void);
+void xcb_ctl_queue(struct xcb_event *e);
+void xcb_ctl_unqueue(struct xcb_event *e);
+
+#endif /* XCUDA_BACK_H */

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xcuda-front: what the parts of the module share.
+ *
+ * xenbus.c  the xenbus frontend: ring, event channel, xenstore states
+ * ring.c    requests onto the shared ring, responses off it
+ * session.c /dev/xcuda: one session per open file
+ * arena.c   the arena's grant directory and its mapping into a process
+ *
+ * One connection (device 0) serves every session.  Its state lives in
+ * the global struct xcf_conn; the xenbus side changes it under ->mutex,
+ * everything the interrupt handler touches is under ->lock.
+ */
+#ifndef XCUDA_FRONT_H
+#define XCUDA_FRONT_H
+
+#include <linux/bits.h>
+#include <linux/irqreturn.h>
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/mmu_notifier.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <xen/grant_table.h>
+#include <xen/xenbus.h>
+
+#include "xcuda/proto.h"
+#include "xcuda/xen.h"
+
+#define XCF_MAX_RING_PAGES	BIT(XCUDA_MAX_RING_ORDER)
+#define XCF_MAX_SLOTS		XCUDA_RING_SIZE(XCUDA_MAX_RING_ORDER)
+/* A session may have half the ring in flight. */
+#define XCF_MAX_SESSION_SLOTS	(XCF_MAX_SLOTS / 2)
+#define XCF_OPEN_TIMEOUT	(60 * HZ)
+/* Errors in a row after which new tries back off. */
+#define XCF_MAX_STRIKES		3
+
+enum xcf_kind {
+	XCF_SH_FREE,
+	XCF_SH_USER,		/* a request of a session */
+	XCF_SH_NEW,		/* XCUDA_XOP_SESSION_NEW */
+	XCF_SH_END,		/* XCUDA_XOP_SESSION_END, answer dropped */
+};
+
+/* A SESSION_NEW in progress; lives on the stack of the OPEN ioctl. */
+struct xcf_waiter {
+	bool done;
+	int err;			/* -ENODEV: the connection went away */
+	struct xcuda_response rsp;	/* checked copy of the answer */
+};
+
+/* What the driver remembers of a request on the ring. */
+struct xcf_shadow {
+	u32 gen;			/* upper half of the ring tag */
+	u16 op;
+	u8 kind;			/* enum xcf_kind */
+	struct xcf_session *sess;	/* XCF_SH_USER; NULL once released */
+	struct xcf_waiter *waiter;	/* XCF_SH_NEW; NULL once given up */
+	u64 id;				/* the caller's id */
+};
+
+/* An XCUDA_XOP_SESSION_END that waits for room on the ring. */
+struct xcf_end {
+	struct list_head node;
+	u32 session;
+};
+
+struct xcf_conn {
+	struct mutex mutex;		/* xenbus side: setup and teardown */
+	struct xenbus_device *xdev;	/* device 0, NULL when absent */
+	struct work_struct broken_work;	/* closes after a protocol error */
+	struct delayed_work retry_work;	/* backs off after many errors */
+
+	spinlock_t lock;		/* all below; taken in the irq handler */
+	bool live;			/* ring set up and sane */
+	bool connected;			/* backend Connected: sessions post */
+	unsigned int strikes;		/* setup or protocol errors in a row */
+	u64 epoch;			/* bumped whenever sessions are failed */
+	domid_t domid;			/* the backend's domain */
+	struct xcuda_sring *sring;
+	struct xcuda_front_ring ring;
+	unsigned int order;
+	grant_ref_t refs[XCF_MAX_RING_PAGES];
+	evtchn_port_t evtchn;
+	bool has_evtchn;
+	int irq;
+	unsigned int size;		/* RING_SIZE, entries of shadow[] */
+	struct xcf_shadow shadow[XCF_MAX_SLOTS];
+	u8 free_idx[XCF_MAX_SLOTS];	/* stack of free shadow entries */
+	unsigned int nr_free;
+	struct list_head sessions;	/* open sessions of this epoch */
+	struct list_head ends;		/* struct xcf_end waiting for room */
+	wait_queue_head_t ring_wq;	/* room on the ring */
+	wait_queue_head_t open_wq;	/* SESSION_NEW answers */
+};
+
+extern struct xcf_conn xcf;
+
+/* The arena's mapping into one process (one VMA, never split). */
+struct xcf_arena {
+	struct mutex lock;		/* below; the notifier takes it too */
+	unsigned long start;		/* user address of page 0 */
+	unsigned int vmas;		/* VMAs sharing the mapping */
+	unsigned int live;		/* grants mapped now */
+	bool notifier_on;
+	struct mmu_interval_notifier notifier;	/* PV: unmap before zap */
+	/*
+	 * One unmap operation per page, filled when mapping: PV keeps the
+	 * machine address of the user PTE, auto-translated guests the
+	 * kernel address of pages[i].
+	 */
+	struct gnttab_unmap_grant_ref *unmap;
+	struct page **pages;		/* auto-translated only */
+};
+
+enum xcf_state {
+	XCF_S_NEW,			/* no session yet */
+	XCF_S_OPEN,
+};
+
+/* One open file of /dev/xcuda. */
+struct xcf_session {
+	struct mutex lock;		/* state, refs, mmap; no user copies */
+	struct mutex read_lock;		/* one reader at a time: bounce[] */
+	enum xcf_state state;
+	bool mmapped;			/* mmap() is allowed once */
+	u32 id;
+	u64 arena_size;
+	unsigned int nr_pages;
+	grant_ref_t *refs;		/* the arena's grants, in order */
+	domid_t domid;
+	struct xcf_arena arena;
+
+	/* Under xcf.lock. */
+	struct list_head node;		/* in xcf.sessions */
+	u64 epoch;
+	bool gone;			/* no more answers will come */
+	unsigned int slots;
+	unsigned int pending;		/* posted, answer not read yet */
+	unsigned int q_head;
+	unsigned int q_len;
+	wait_queue_head_t rq;		/* readers and poll */
+	struct xcuda_response queue[XCF_MAX_SESSION_SLOTS];
+	struct xcuda_response bounce[XCF_MAX_SESSION_SLOTS];
+};
+
+/* ring.c */
+void xcf_ring_reset_locked(unsigned int size);
+unsigned int xcf_room_locked(void);
+void xcf_post_locked(struct xcuda_request *req, enum xcf_kind kind,
+		     struct xcf_session *s, struct xcf_waiter *w);
+void xcf_kick_locked(void);
+void xcf_queue_end_locked(u32 session, struct xcf_end *spare);
+void xcf_forget_waiter_locked(struct xcf_waiter *w);
+void xcf_fail_all_locked(void);
+irqreturn_t xcf_interrupt(int irq, void *dev_id);
+
+/* session.c */
+extern struct miscdevice xcf_misc;
+
+/* arena.c */
+int xcf_arena_fetch(struct xcf_session *s, u32 dir_ref, u32 nr_pages);
+int xcf_mmap(struct file *file, struct vm_area_struct *vma);
+void xcf_arena_release(struct xcf_session *s);
+
+#endif /* XCUDA_FRONT_H */

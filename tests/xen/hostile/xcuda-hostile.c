@@ -1,0 +1,736 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xcuda-hostile: a test-only xenbus frontend of type "xcuda".
+ *
+ * It connects to xcuda-back as the real frontend does (one ring page),
+ * then, once Connected, posts malformed requests and checks that each
+ * gets an error answer while the backend stays Connected.  The last case
+ * lies about the ring's producer index: the backend must disconnect.
+ * Each case logs "xcuda-hostile: PASS <name>", "FAIL <name>: <why>" or
+ * "SKIP <name>: <why>"; the run ends with "DONE <n> passed, <m> failed".
+ *
+ * Load it only while xcuda-front is not loaded.  cases=a,b,c runs only
+ * the named cases, in the table's order.
+ */
+#define pr_fmt(fmt) "xcuda-hostile: " fmt
+
+#include <linux/delay.h>
+#include <linux/interrupt.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/random.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <xen/events.h>
+#include <xen/grant_table.h>
+#include <xen/page.h>
+#include <xen/xen.h>
+#include <xen/xenbus.h>
+
+#include "xcuda/proto.h"
+#include "xcuda/xen.h"
+
+static char *cases;
+module_param(cases, charp, 0444);
+MODULE_PARM_DESC(cases, "comma-separated cases to run (default: all)");
+
+#define XH_ANSWER_MS	10000
+#define XH_NEW_MS	30000	/* SESSION_NEW waits for xcudad's worker */
+#define XH_CLOSE_MS	10000
+#define XH_FLOOD	100000
+#define XH_ARENA	SZ_1M
+/* Status values of xcuda-back's own answers. */
+#define XH_INVALID	1	/* cudaErrorInvalidValue */
+#define XH_GONE		46	/* cudaErrorDevicesUnavailable */
+#define XH_ANY_ERROR	(-1)
+
+static struct {
+	struct mutex lock;		/* the ring, against teardown */
+	struct xenbus_device *dev;	/* device 0 */
+	struct xcuda_sring *sring;
+	struct xcuda_front_ring ring;
+	grant_ref_t ref;
+	evtchn_port_t evtchn;
+	bool has_evtchn;
+	int irq;
+	bool dead;			/* teardown started */
+	bool started;			/* the script ran */
+	wait_queue_head_t wq;		/* answers, teardown */
+	struct work_struct work;	/* the script */
+	u64 next_id;
+	u32 session;			/* of valid-session, or 0 */
+	u64 arena_size;
+	unsigned int passed, failed;
+} xh = {
+	.lock = __MUTEX_INITIALIZER(xh.lock),
+	.irq = -1,
+	.wq = __WAIT_QUEUE_HEAD_INITIALIZER(xh.wq),
+};
+
+/* ------------------------------------------------------------------ */
+/* Reporting                                                           */
+
+static void xh_pass(const char *name)
+{
+	pr_info("PASS %s\n", name);
+	xh.passed++;
+}
+
+static __printf(2, 3) void xh_fail(const char *name, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	pr_info("FAIL %s: %pV\n", name, &vaf);
+	va_end(args);
+	xh.failed++;
+}
+
+static void xh_skip(const char *name, const char *why)
+{
+	pr_info("SKIP %s: %s\n", name, why);
+}
+
+static enum xenbus_state xh_backend_state(void)
+{
+	return xenbus_read_driver_state(xh.dev->otherend);
+}
+
+/* ------------------------------------------------------------------ */
+/* The ring                                                            */
+
+static irqreturn_t xh_interrupt(int irq, void *dev_id)
+{
+	wake_up_all(&xh.wq);
+	return IRQ_HANDLED;
+}
+
+static bool xh_answer_ready(void)
+{
+	return READ_ONCE(xh.dead) ||
+	       READ_ONCE(xh.sring->rsp_prod) != xh.ring.rsp_cons;
+}
+
+/*
+ * Posts @req under a fresh id and waits for the answer with that id;
+ * answers to earlier requests that timed out are skipped.
+ */
+static int xh_call(struct xcuda_request *req, struct xcuda_response *rsp,
+		   unsigned int ms)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(ms);
+	int notify, err = -ETIMEDOUT;
+	RING_IDX rp;
+	u64 id;
+
+	mutex_lock(&xh.lock);
+	if (xh.dead || !xh.sring) {
+		err = -ENOTCONN;
+		goto out;
+	}
+	if (RING_FULL(&xh.ring)) {
+		err = -ENOSPC;
+		goto out;
+	}
+	id = ++xh.next_id;
+	req->hdr.id = id;
+	memcpy(RING_GET_REQUEST(&xh.ring, xh.ring.req_prod_pvt), req,
+	       sizeof(*req));
+	xh.ring.req_prod_pvt++;
+	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&xh.ring, notify);
+	if (notify)
+		notify_remote_via_irq(xh.irq);
+
+	for (;;) {
+		rp = READ_ONCE(xh.sring->rsp_prod);
+		virt_rmb();	/* responses are read after rsp_prod */
+		if (rp - xh.ring.rsp_cons > RING_SIZE(&xh.ring)) {
+			err = -EPROTO;
+			goto out;
+		}
+		while (xh.ring.rsp_cons != rp) {
+			RING_COPY_RESPONSE(&xh.ring, xh.ring.rsp_cons, rsp);
+			xh.ring.rsp_cons++;
+			if (rsp->id == id) {
+				err = 0;
+				goto out;
+			}
+			pr_info("note: late answer id %llu op %#x status %d\n",
+				rsp->id, rsp->op, rsp->status);
+		}
+		xh.sring->rsp_event = xh.ring.rsp_cons + 1;
+		virt_mb();	/* rsp_event is set before rsp_prod is reread */
+		if (READ_ONCE(xh.sring->rsp_prod) != xh.ring.rsp_cons)
+			continue;
+		if (time_after_eq(jiffies, deadline))
+			break;
+		wait_event_timeout(xh.wq, xh_answer_ready(),
+				   deadline - jiffies);
+		if (READ_ONCE(xh.dead)) {
+			err = -ENOTCONN;
+			break;
+		}
+	}
+out:
+	mutex_unlock(&xh.lock);
+	return err;
+}
+
+/*
+ * Posts @req and checks the answer: @status exactly, or any error for
+ * XH_ANY_ERROR; every bit of @flags set; the backend still Connected.
+ */
+static void xh_expect(const char *name, struct xcuda_request *req,
+		      int status, u16 flags)
+{
+	struct xcuda_response rsp;
+	enum xenbus_state st;
+	int err;
+
+	err = xh_call(req, &rsp, XH_ANSWER_MS);
+	if (err) {
+		xh_fail(name, "no answer (%d)", err);
+		return;
+	}
+	st = xh_backend_state();
+	if (status == XH_ANY_ERROR ? !rsp.status : rsp.status != status)
+		xh_fail(name, "status %d, expected %s%d", rsp.status,
+			status == XH_ANY_ERROR ? "not " : "",
+			status == XH_ANY_ERROR ? 0 : status);
+	else if ((rsp.flags & flags) != flags)
+		xh_fail(name, "flags %#x lack %#x", rsp.flags, flags);
+	else if (st != XenbusStateConnected)
+		xh_fail(name, "backend left Connected (%s)",
+			xenbus_strstate(st));
+	else
+		xh_pass(name);
+}
+
+/* A session id that is surely not ours. */
+static u32 xh_foreign_session(void)
+{
+	u32 id;
+
+	do {
+		id = get_random_u32();
+	} while (!id || id == xh.session);
+	return id;
+}
+
+static void xh_new_request(struct xcuda_request *req, u64 arena_size)
+{
+	struct xcuda_xsession_new_args a = { .arena_size = arena_size };
+
+	memset(req, 0, sizeof(*req));
+	req->hdr.op = XCUDA_XOP_SESSION_NEW;
+	req->hdr.len = sizeof(a);
+	memcpy(req->args, &a, sizeof(a));
+}
+
+static int xh_end_session(u32 session, struct xcuda_response *rsp)
+{
+	struct xcuda_request req = {
+		.hdr.op = XCUDA_XOP_SESSION_END,
+		.hdr.session = session,
+	};
+
+	return xh_call(&req, rsp, XH_ANSWER_MS);
+}
+
+/* A well-formed request of the valid session, to be spoilt by one field. */
+static bool xh_session_request(const char *name, struct xcuda_request *req)
+{
+	if (!xh.session) {
+		xh_skip(name, "no session (valid-session did not pass)");
+		return false;
+	}
+	memset(req, 0, sizeof(*req));
+	req->hdr.op = XCUDA_OP_ECHO;
+	req->hdr.session = xh.session;
+	req->hdr.len = sizeof(struct xcuda_echo_args);
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* The cases                                                           */
+
+static void xh_unknown_op(const char *name)
+{
+	struct xcuda_request req = {
+		.hdr.op = 0x7ff0,
+		.hdr.session = xh_foreign_session(),
+	};
+
+	xh_expect(name, &req, XH_GONE, XCUDA_RSPF_GONE);
+}
+
+static void xh_foreign(const char *name)
+{
+	struct xcuda_request req = {
+		.hdr.op = XCUDA_OP_GET_DEVICE_COUNT,
+		.hdr.session = xh_foreign_session(),
+	};
+
+	xh_expect(name, &req, XH_ANY_ERROR, 0);
+}
+
+static void xh_new_bad_len(const char *name)
+{
+	struct xcuda_request req;
+
+	xh_new_request(&req, XH_ARENA);
+	req.hdr.len++;
+	xh_expect(name, &req, XH_ANY_ERROR, 0);
+}
+
+static void xh_new_huge(const char *name)
+{
+	struct xcuda_xsession_new_res res;
+	struct xcuda_response rsp, end;
+	struct xcuda_request req;
+	u64 max;
+	int err;
+
+	if (xenbus_scanf(XBT_NIL, xh.dev->otherend, XCUDA_XS_MAX_ARENA,
+			 "%llu", &max) != 1)
+		max = XCUDA_XEN_DEF_ARENA;
+	xh_new_request(&req, 1ull << 60);
+	err = xh_call(&req, &rsp, XH_NEW_MS);
+	if (err) {
+		xh_fail(name, "no answer (%d)", err);
+		return;
+	}
+	if (rsp.status) {
+		/* Refused (EHOSTDOWN without xcudad): fine. */
+		pr_info("note: %s refused with %d\n", name, rsp.status);
+		xh_pass(name);
+		return;
+	}
+	memcpy(&res, rsp.out, sizeof(res));
+	err = xh_end_session(res.session, &end);
+	if (res.arena_size > max || res.arena_size > XCUDA_XEN_MAX_ARENA)
+		xh_fail(name, "granted %llu bytes, max-arena-bytes %llu",
+			res.arena_size, max);
+	else if (err || end.status)
+		xh_fail(name, "granted %llu bytes, ending it failed (%d/%d)",
+			res.arena_size, err, err ? 0 : end.status);
+	else
+		xh_pass(name);
+}
+
+static void xh_valid_session(const char *name)
+{
+	struct xcuda_xsession_new_res res;
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	int err;
+
+	xh_new_request(&req, XH_ARENA);
+	err = xh_call(&req, &rsp, XH_NEW_MS);
+	if (err) {
+		xh_fail(name, "no answer (%d)", err);
+		return;
+	}
+	if (rsp.status == EHOSTDOWN) {
+		xh_skip(name, "no xcudad in Dom0 (EHOSTDOWN)");
+		return;
+	}
+	memcpy(&res, rsp.out, sizeof(res));
+	if (rsp.status || rsp.len < sizeof(res) || !res.session ||
+	    !res.arena_size || res.arena_size > XH_ARENA) {
+		xh_fail(name, "status %d, session %u, %llu bytes", rsp.status,
+			res.session, res.arena_size);
+		return;
+	}
+	xh.session = res.session;
+	xh.arena_size = res.arena_size;
+	xh_pass(name);
+}
+
+static void xh_len_300(const char *name)
+{
+	struct xcuda_request req;
+
+	if (!xh_session_request(name, &req))
+		return;
+	req.hdr.len = 300;
+	xh_expect(name, &req, XH_INVALID, 0);
+}
+
+static void xh_extent_past(const char *name)
+{
+	struct xcuda_request req;
+
+	if (!xh_session_request(name, &req))
+		return;
+	req.hdr.data_off = xh.arena_size - XCUDA_PAGE_SIZE;
+	req.hdr.data_len = 2 * XCUDA_PAGE_SIZE;
+	xh_expect(name, &req, XH_INVALID, 0);
+}
+
+static void xh_extent_wrap(const char *name)
+{
+	struct xcuda_request req;
+
+	if (!xh_session_request(name, &req))
+		return;
+	req.hdr.data_off = 0xfffff000u;
+	req.hdr.data_len = 0x2000u;
+	xh_expect(name, &req, XH_INVALID, 0);
+}
+
+static void xh_rsvd(const char *name)
+{
+	struct xcuda_request req;
+
+	if (!xh_session_request(name, &req))
+		return;
+	req.hdr.rsvd = 1;
+	xh_expect(name, &req, XH_INVALID, 0);
+}
+
+static void xh_op_zero(const char *name)
+{
+	struct xcuda_request req = { .hdr.session = xh_foreign_session() };
+
+	/* On the valid session if there is one, else on a foreign one. */
+	if (xh.session)
+		req.hdr.session = xh.session;
+	xh_expect(name, &req, XH_ANY_ERROR, 0);
+}
+
+static void xh_end_valid(const char *name)
+{
+	struct xcuda_response rsp;
+	int err;
+
+	if (!xh.session) {
+		xh_skip(name, "no session (valid-session did not pass)");
+		return;
+	}
+	err = xh_end_session(xh.session, &rsp);
+	xh.session = 0;
+	if (err || rsp.status)
+		xh_fail(name, "SESSION_END: %d/%d", err, err ? 0 : rsp.status);
+	else
+		xh_pass(name);
+}
+
+static void xh_end_foreign(const char *name)
+{
+	struct xcuda_request req = {
+		.hdr.op = XCUDA_XOP_SESSION_END,
+		.hdr.session = xh_foreign_session(),
+	};
+
+	xh_expect(name, &req, ENOENT, 0);
+}
+
+static void xh_flood(const char *name)
+{
+	struct xcuda_request req = {
+		.hdr.op = XCUDA_XOP_SESSION_END,
+		.hdr.session = xh_foreign_session(),
+	};
+	unsigned int i;
+
+	mutex_lock(&xh.lock);
+	if (xh.dead || xh.irq < 0) {
+		mutex_unlock(&xh.lock);
+		xh_fail(name, "not connected");
+		return;
+	}
+	for (i = 0; i < XH_FLOOD; i++) {
+		notify_remote_via_irq(xh.irq);
+		if (!(i % 1024))
+			cond_resched();
+	}
+	mutex_unlock(&xh.lock);
+	/* The backend must still answer, and stay Connected. */
+	xh_expect(name, &req, ENOENT, 0);
+}
+
+/* Last: claims more requests than the ring holds. */
+static void xh_req_prod(const char *name)
+{
+	unsigned int waited;
+	enum xenbus_state st;
+
+	mutex_lock(&xh.lock);
+	if (xh.dead || !xh.sring) {
+		mutex_unlock(&xh.lock);
+		xh_fail(name, "not connected");
+		return;
+	}
+	virt_wmb();	/* nothing new in the ring; only the index lies */
+	WRITE_ONCE(xh.sring->req_prod,
+		   xh.ring.req_prod_pvt + 2 * RING_SIZE(&xh.ring));
+	virt_mb();	/* the index is out before the event */
+	notify_remote_via_irq(xh.irq);
+	mutex_unlock(&xh.lock);
+
+	for (waited = 0; waited < XH_CLOSE_MS; waited += 100) {
+		st = xh_backend_state();
+		if (st == XenbusStateClosing || st == XenbusStateClosed) {
+			xh_pass(name);
+			return;
+		}
+		msleep(100);
+	}
+	xh_fail(name, "backend still %s after %u ms", xenbus_strstate(st),
+		XH_CLOSE_MS);
+}
+
+static const struct {
+	const char *name;
+	void (*run)(const char *name);
+} xh_cases[] = {
+	{ "unknown-op-no-session", xh_unknown_op },
+	{ "foreign-session", xh_foreign },
+	{ "new-bad-len", xh_new_bad_len },
+	{ "new-huge-arena", xh_new_huge },
+	{ "valid-session", xh_valid_session },
+	{ "len-300", xh_len_300 },
+	{ "extent-past-arena", xh_extent_past },
+	{ "extent-overflow", xh_extent_wrap },
+	{ "rsvd-nonzero", xh_rsvd },
+	{ "op-zero", xh_op_zero },
+	{ "end-valid-session", xh_end_valid },
+	{ "end-foreign-session", xh_end_foreign },
+	{ "notify-flood", xh_flood },
+	{ "req-prod-overflow", xh_req_prod },
+};
+
+static bool xh_selected(const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = cases;
+
+	if (!p || !*p)
+		return true;
+	while (p) {
+		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
+			return true;
+		p = strchr(p, ',');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+static void xh_script(struct work_struct *work)
+{
+	unsigned int i;
+
+	pr_info("START against %s\n", xh.dev->otherend);
+	for (i = 0; i < ARRAY_SIZE(xh_cases); i++)
+		if (xh_selected(xh_cases[i].name))
+			xh_cases[i].run(xh_cases[i].name);
+	pr_info("DONE %u passed, %u failed\n", xh.passed, xh.failed);
+}
+
+/* ------------------------------------------------------------------ */
+/* xenbus                                                              */
+
+static void xh_teardown(void)
+{
+	/* Wakes a script waiting for an answer; it lets go of the lock. */
+	WRITE_ONCE(xh.dead, true);
+	wake_up_all(&xh.wq);
+	mutex_lock(&xh.lock);
+	if (xh.irq >= 0) {
+		unbind_from_irqhandler(xh.irq, &xh);
+		xh.irq = -1;
+		xh.has_evtchn = false;
+	} else if (xh.has_evtchn) {
+		xenbus_free_evtchn(xh.dev, xh.evtchn);
+		xh.has_evtchn = false;
+	}
+	if (xh.sring)
+		xenbus_teardown_ring((void **)&xh.sring, 1, &xh.ref);
+	mutex_unlock(&xh.lock);
+}
+
+static int xh_write_nodes(struct xenbus_device *dev)
+{
+	struct xenbus_transaction xbt;
+	int err;
+
+again:
+	err = xenbus_transaction_start(&xbt);
+	if (err)
+		return err;
+	err = xenbus_printf(xbt, dev->nodename, XCUDA_XS_RING_ORDER, "0");
+	if (!err)
+		err = xenbus_printf(xbt, dev->nodename, XCUDA_XS_RING_REF, "%u",
+				    xh.ref);
+	if (!err)
+		err = xenbus_printf(xbt, dev->nodename, XCUDA_XS_EVTCHN, "%u",
+				    xh.evtchn);
+	if (!err)
+		err = xenbus_printf(xbt, dev->nodename, XCUDA_XS_VERSION, "%u",
+				    XCUDA_XEN_VERSION);
+	if (err) {
+		xenbus_transaction_end(xbt, 1);
+		return err;
+	}
+	err = xenbus_transaction_end(xbt, 0);
+	if (err == -EAGAIN)
+		goto again;
+	return err;
+}
+
+static void xh_setup(struct xenbus_device *dev)
+{
+	void *ring;
+	int err;
+
+	xh_teardown();
+	err = xenbus_setup_ring(dev, GFP_KERNEL, &ring, 1, &xh.ref);
+	if (err)
+		goto fail;
+	mutex_lock(&xh.lock);
+	xh.sring = ring;
+	SHARED_RING_INIT(xh.sring);
+	FRONT_RING_INIT(&xh.ring, xh.sring, XEN_PAGE_SIZE);
+	mutex_unlock(&xh.lock);
+	err = xenbus_alloc_evtchn(dev, &xh.evtchn);
+	if (err)
+		goto fail;
+	xh.has_evtchn = true;
+	err = bind_evtchn_to_irqhandler(xh.evtchn, xh_interrupt, 0,
+					"xcuda-hostile", &xh);
+	if (err < 0)
+		goto fail;
+	xh.irq = err;
+	err = xh_write_nodes(dev);
+	if (err)
+		goto fail;
+	WRITE_ONCE(xh.dead, false);
+	xenbus_switch_state(dev, XenbusStateInitialised);
+	return;
+
+fail:
+	xenbus_dev_fatal(dev, err, "setting up the ring");
+	xh_teardown();
+}
+
+static void xh_backend_changed(struct xenbus_device *dev,
+			       enum xenbus_state state)
+{
+	if (dev != xh.dev)
+		return;
+	switch (state) {
+	case XenbusStateInitWait:
+		if (dev->state == XenbusStateInitialising ||
+		    dev->state == XenbusStateClosed)
+			xh_setup(dev);
+		break;
+	case XenbusStateConnected:
+		if (dev->state != XenbusStateInitialised)
+			break;
+		xenbus_switch_state(dev, XenbusStateConnected);
+		if (!xh.started) {
+			xh.started = true;
+			schedule_work(&xh.work);
+		}
+		break;
+	case XenbusStateClosed:
+		/* Left Closed by the previous frontend: it will offer InitWait. */
+		if (dev->state == XenbusStateInitialising)
+			break;
+		fallthrough;
+	case XenbusStateClosing:
+		xh_teardown();
+		if (dev->state != XenbusStateClosed)
+			xenbus_frontend_closed(dev);
+		break;
+	case XenbusStateUnknown:
+		xh_teardown();
+		break;
+	default:
+		break;
+	}
+}
+
+static int xh_probe(struct xenbus_device *dev,
+		    const struct xenbus_device_id *id)
+{
+	const char *tail = strrchr(dev->nodename, '/');
+
+	if (!tail || strcmp(tail, "/0")) {
+		dev_info(&dev->dev, "%s ignored: device 0 only\n",
+			 dev->nodename);
+		return 0;
+	}
+	xh.dev = dev;
+	xenbus_switch_state(dev, XenbusStateInitialising);
+	return 0;
+}
+
+static void xh_remove(struct xenbus_device *dev)
+{
+	unsigned int waited;
+	enum xenbus_state st;
+
+	if (dev != xh.dev)
+		return;
+	WRITE_ONCE(xh.dead, true);
+	wake_up_all(&xh.wq);
+	cancel_work_sync(&xh.work);
+	st = xh_backend_state();
+	if (xh.sring && st != XenbusStateClosing && st != XenbusStateClosed &&
+	    st != XenbusStateUnknown) {
+		/* Let the backend unmap the ring before it is freed. */
+		xenbus_switch_state(dev, XenbusStateClosing);
+		for (waited = 0; waited < XH_CLOSE_MS; waited += 100) {
+			st = xh_backend_state();
+			if (st == XenbusStateClosing ||
+			    st == XenbusStateClosed || st == XenbusStateUnknown)
+				break;
+			msleep(100);
+		}
+	}
+	xh_teardown();
+	xh.dev = NULL;
+}
+
+static const struct xenbus_device_id xh_ids[] = {
+	{ XCUDA_XS_TYPE },
+	{ "" }
+};
+
+static struct xenbus_driver xh_driver = {
+	.ids = xh_ids,
+	.probe = xh_probe,
+	.remove = xh_remove,
+	.otherend_changed = xh_backend_changed,
+	.not_essential = true,
+};
+
+static int __init xh_init(void)
+{
+	if (!xen_domain())
+		return -ENODEV;
+	INIT_WORK(&xh.work, xh_script);
+	/* No owner, so that rmmod unbinds the device (as in xcuda-front). */
+	return __xenbus_register_frontend(&xh_driver, NULL, KBUILD_MODNAME);
+}
+
+static void __exit xh_exit(void)
+{
+	xenbus_unregister_driver(&xh_driver);
+}
+
+module_init(xh_init);
+module_exit(xh_exit);
+
+MODULE_DESCRIPTION("xcuda: hostile frontend, for tests only");
+MODULE_LICENSE("GPL");

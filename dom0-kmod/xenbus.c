@@ -309,6 +309,9 @@ static void xcb_frontend_changed(struct xenbus_device *xdev,
 	case XenbusStateClosed:
 		xcb_disconnect(dev);
 		xenbus_switch_state(xdev, XenbusStateClosed);
+		/* Detached by the toolstack (online 0): the device goes. */
+		if (!xenbus_dev_is_online(xdev))
+			device_unregister(&xdev->dev);
 		break;
 
 	case XenbusStateUnknown:

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Installs what the Xen rig (tests/xen/run.sh) needs on Debian 12.
+# Idempotent: apt runs only when something is missing.
+set -euo pipefail
+
+# Package, and a test that says it is there.
+missing=()
+need() {
+	local p=$1
+	shift
+	"$@" >/dev/null 2>&1 || missing+=("$p")
+}
+newest_kver() {
+	find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' \
+		2>/dev/null | sort -V | tail -n 1
+}
+need qemu-system-x86 command -v qemu-system-x86_64
+need xen-hypervisor-4.17-amd64 test -e /boot/xen-4.17-amd64.gz
+need xen-utils-4.17 test -x /usr/lib/xen-4.17/bin/xl
+need xenstore-utils test -x /usr/bin/xenstore
+need busybox-static sh -c 'busybox --list | grep -qx insmod'
+need cpio command -v cpio
+need kmod command -v modinfo
+need build-essential command -v gcc
+need build-essential command -v make
+need xz-utils command -v xz
+need bc command -v bc
+# The kernel the rig boots and the headers its modules build against must
+# be one release: both come from the metapackages, in one apt call.
+kver=$(newest_kver)
+if [ -z "$kver" ] || [ ! -e "/boot/vmlinuz-$kver" ] ||
+   [ ! -d "/lib/modules/$kver/build" ]; then
+	missing+=(linux-image-amd64 linux-headers-amd64)
+fi
+
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
+if [ "${#missing[@]}" -gt 0 ]; then
+	sudo=
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	echo "deps: installing ${missing[*]}"
+	$sudo apt-get update -qq
+	# INITRD=No: no update-initramfs for the kernel package; the rig
+	# never boots that initrd (it saves about a minute).
+	$sudo env DEBIAN_FRONTEND=noninteractive INITRD=No \
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	kver=$(newest_kver)
+fi
+if [ ! -d "/lib/modules/$kver/build" ]; then
+	echo "deps: no headers for kernel $kver after installing" >&2
+	exit 1
+fi
+echo "deps: the Xen rig has what it needs (kernel $kver)"

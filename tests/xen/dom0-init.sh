@@ -1,0 +1,314 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# /init of the rig's Dom0 (busybox sh, PID 1).  Brings up the Xen
+# toolstack, loads xcuda-back, starts xcudad, creates the DomU with
+# xcuda-xl, runs the scenarios of /lib/xcuda-rig/scenarios.sh (or the
+# demo), prints one "RIG-RESULT: PASS|FAIL ..." line each and ends QEMU
+# through isa-debug-exit: 0x10 (QEMU exits 33) if all passed, else 0x11
+# (35).
+#
+# The DomU runs an agent (domU-init.sh) that takes one command at a time
+# from its xenstore directory data/xcuda-test/cmd and answers in
+# data/xcuda-test/rc; the command's output comes back on the DomU's
+# console, whose log xenconsoled keeps here, as lines "XT:<seq>:O:..."
+# (stdout) and "XT:<seq>:E:..." (stderr), ended by "XT:<seq>:RC:<status>".
+# Every wait has a time limit.
+#
+# wait_for takes shell code in single quotes, evaluated at each try:
+# shellcheck disable=SC2016
+
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:/usr/lib/xen-4.17/bin
+export HOME=/root
+# shellcheck source=/dev/null # written by mkimages.sh
+. /etc/xcuda-rig.conf
+
+W=/run/rig			# scratch
+OPT=/opt/xcuda
+MODDIR=/lib/modules/$KVER/xen
+XCUDAD_LOG=/var/log/xcudad.log
+FAILED=0
+PASSED=0
+
+# ------------------------------------------------------------------ helpers
+
+# Uptime in tenths of a second, with no program run.
+now_ds() {
+	read -r nd_up nd_rest </proc/uptime
+	nd_f=${nd_up#*.}
+	echo $((${nd_up%.*} * 10 + ${nd_f%?}))
+	: "$nd_rest"
+}
+up() { cut -d' ' -f1 /proc/uptime; }
+say() { echo "RIG: [dom0 $(up)s] $*"; }
+run() {
+	say "+ $*"
+	"$@"
+	run_rc=$?
+	[ "$run_rc" -eq 0 ] || say "status $run_rc from: $*"
+	return "$run_rc"
+}
+
+# wait_for SECONDS CODE: evaluates the shell code CODE every 0.2 s until
+# it succeeds (CODE is a string, so that its $(...) run each time).
+wait_for() {
+	wf_end=$(($(now_ds) + $1 * 10))
+	while :; do
+		eval "$2" && return 0
+		[ "$(now_ds)" -lt "$wf_end" ] || return 1
+		sleep 0.2
+	done
+}
+
+xsr() { xenstore-read "$1" 2>/dev/null; }
+
+# finish: the verdict to QEMU's isa-debug-exit (port 0xf4).
+finish() {
+	sync
+	if [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]; then v='\020'; else v='\021'; fi
+	say "RIG-DONE $PASSED passed, $FAILED failed"
+	sleep 1
+	# shellcheck disable=SC2059 # the byte is the format
+	printf "$v" | dd of=/dev/port bs=1 seek=244 count=1 conv=notrunc 2>/dev/null
+	sleep 2
+	say "isa-debug-exit did not stop QEMU; rebooting"
+	reboot -f
+}
+
+# ------------------------------------------------------------------ xcudad
+
+XPID=
+xcudad_start() {
+	[ "$HAVE_XCUDAD" = 1 ] || return 1
+	xcudad -v >>"$XCUDAD_LOG" 2>&1 &
+	XPID=$!
+	# ready once it holds /dev/xcuda-back open (its control file)
+	if [ -e /dev/xcuda-back ]; then
+		if ! wait_for 15 xcudad_ready; then
+			say "xcudad (pid $XPID) did not open /dev/xcuda-back"
+			return 1
+		fi
+	else
+		sleep 1
+	fi
+	kill -0 "$XPID" 2>/dev/null || { say "xcudad died at start"; XPID=; return 1; }
+	say "xcudad running, pid $XPID"
+}
+xcudad_ready() {
+	xcuda_back_users | grep -qx "$XPID"
+}
+xcudad_stop() {
+	[ -n "$XPID" ] || return 0
+	kill -TERM "$XPID" 2>/dev/null
+	wait_for 15 xcudad_gone || { say "xcudad ignored SIGTERM"; kill -9 "$XPID"; }
+	wait "$XPID" 2>/dev/null
+	XPID=
+}
+xcudad_gone() { ! kill -0 "$XPID" 2>/dev/null; }
+
+# workers: how many children xcudad has (one per session).
+workers() {
+	wk_n=0
+	[ -n "$XPID" ] || { echo 0; return; }
+	for wk_s in /proc/[0-9]*/stat; do
+		read -r wk_l <"$wk_s" 2>/dev/null || continue
+		# the command name may hold spaces: the fields follow the last ')'
+		# shellcheck disable=SC2086 # split into fields
+		set -- ${wk_l##*) }
+		[ "${2:-}" = "$XPID" ] && wk_n=$((wk_n + 1))
+	done
+	echo "$wk_n"
+}
+# xcuda_back_users: the processes that hold /dev/xcuda-back open.
+xcuda_back_users() {
+	# busybox here has no fuser; ls -l of many fd directories heads each
+	# with "/proc/PID/fd:"
+	# shellcheck disable=SC2012 # the link targets are the point
+	ls -l /proc/[0-9]*/fd 2>/dev/null | awk -F/ '
+		/^\/proc\/[0-9]+\/fd:$/ { pid = $3 }
+		/ -> \/dev\/xcuda-back$/ { print pid }' | sort -u
+}
+
+# ------------------------------------------------------------------ DomU
+
+DOMID=
+DNAME=
+CLOG=
+XT=
+SEQ=0
+RELAY=
+
+# domu_create NAME [KEY=VALUE...]: xcuda-xl create, then wait for the agent.
+domu_create() {
+	DNAME=$1
+	shift
+	CLOG=/var/log/xen/console/guest-$DNAME.log
+	if ! run timeout 240 xcuda-xl create /etc/xen/xcuda-domU.cfg \
+		"name=\"$DNAME\"" "$@"; then
+		DOMID=
+		return 1
+	fi
+	DOMID=$(xl domid "$DNAME" 2>/dev/null)
+	XT=/local/domain/$DOMID/data/xcuda-test
+	say "DomU $DNAME is domain $DOMID"
+	wait_for 10 '[ -e "$CLOG" ]'
+	[ -z "$RELAY" ] || kill "$RELAY" 2>/dev/null
+	# the DomU's console into the serial log (busybox sed has no -u;
+	# it flushes per line on its own)
+	tail -n +1 -f "$CLOG" 2>/dev/null | sed "s/^/DOMU| /" &
+	RELAY=$!
+	if ! wait_for 120 '[ -n "$(xsr "$XT/ready")" ]'; then
+		say "the DomU agent did not start"
+		return 1
+	fi
+	say "DomU agent ready"
+}
+
+# domu SECONDS CMD: runs CMD (sh -c) in the DomU, SECONDS at most.  Sets
+# DU_RC (empty if no answer) and leaves stdout in $W/domu.out, stderr in
+# $W/domu.err.
+domu() {
+	dm_t=$1
+	shift
+	SEQ=$((SEQ + 1))
+	DU_RC=
+	: >"$W/domu.out"
+	: >"$W/domu.err"
+	[ -n "$DOMID" ] || return 1
+	xenstore-write "$XT/cmd" "$SEQ $dm_t $*" || return 1
+	if ! wait_for $((dm_t + 15)) domu_answered; then
+		say "no answer from the DomU to command $SEQ: $*"
+		return 1
+	fi
+	# the output reaches the log before the end marker does
+	wait_for 15 'grep -q "^XT:$SEQ:RC:" "$CLOG"' ||
+		say "the output of command $SEQ did not reach the console log"
+	tr -d '\r' <"$CLOG" | sed -n "s/^XT:$SEQ:O://p" >"$W/domu.out"
+	tr -d '\r' <"$CLOG" | sed -n "s/^XT:$SEQ:E://p" >"$W/domu.err"
+	return 0
+}
+domu_answered() {
+	dm_v=$(xsr "$XT/rc") || return 1
+	[ "${dm_v%% *}" = "$SEQ" ] || return 1
+	DU_RC=${dm_v#* }
+}
+# domu_ok SECONDS CMD: domu, and true only if CMD exited 0.
+domu_ok() {
+	domu "$@" || return 1
+	[ "$DU_RC" = 0 ]
+}
+
+fe_state() { xsr "/local/domain/$DOMID/device/xcuda/0/state"; }
+be_state() { xsr "/local/domain/0/backend/xcuda/$DOMID/0/state"; }
+connected() { [ "$(fe_state)" = 4 ] && [ "$(be_state)" = 4 ]; }
+states() { echo "frontend state $(fe_state), backend state $(be_state)"; }
+
+# ------------------------------------------------------------------ scenarios
+
+# Scenario bookkeeping: a scenario function calls fail WHY (the first
+# reason is kept) and returns.
+SC_WHY=
+fail() {
+	say "fail: $*"
+	[ -n "$SC_WHY" ] || SC_WHY=$*
+	return 1
+}
+# need VAR WHAT...: fail unless each HAVE_VAR is 1.
+need() {
+	while [ $# -ge 2 ]; do
+		eval "nd_v=\${HAVE_$1:-0}"
+		# shellcheck disable=SC2154 # set by the eval
+		[ "$nd_v" = 1 ] || { fail "$2 is not built"; return 1; }
+		shift 2
+	done
+}
+
+kernel_trouble() {
+	dmesg | grep -E 'BUG:|Oops|WARNING:|general protection|Call Trace|refcount_t' |
+		grep -v 'module verification failed'
+}
+
+scenario() { # NUMBER NAME FUNCTION
+	if [ -n "$RIG_ONLY" ]; then
+		case " $RIG_ONLY " in
+		*" $1 "* | *" $2 "*) ;;
+		*) return 0 ;;
+		esac
+	fi
+	SC_WHY=
+	say "=== scenario $1: $2"
+	sc_t0=$(now_ds)
+	sc_k0=$(kernel_trouble | wc -l)
+	"$3"
+	if [ "$(kernel_trouble | wc -l)" -gt "$sc_k0" ]; then
+		kernel_trouble | tail -n +$((sc_k0 + 1)) | sed 's/^/RIG: dom0 kernel: /'
+		fail "the Dom0 kernel logged: $(kernel_trouble | tail -n +$((sc_k0 + 1)) | head -n 1)"
+	fi
+	sc_s=$((($(now_ds) - sc_t0 + 5) / 10))
+	if [ -z "$SC_WHY" ]; then
+		echo "RIG-RESULT: PASS $2 (${sc_s}s)"
+		PASSED=$((PASSED + 1))
+	else
+		echo "RIG-RESULT: FAIL $2: $SC_WHY"
+		FAILED=$((FAILED + 1))
+	fi
+}
+
+# ------------------------------------------------------------------ boot
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /dev/shm
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
+[ -e /dev/stderr ] || ln -s /proc/self/fd/2 /dev/stderr
+[ -e /var/run ] || ln -s /run /var/run
+mkdir -p "$W" /run/xen /run/xenstored /var/log/xen/console /var/lib/xen \
+	/var/lock /var/lib/xenstored /tmp
+say "init: kernel $(uname -r), mode $RIG_MODE"
+
+# The toolstack, as /etc/init.d/xen starts it (xenfs needs xen-privcmd).
+for m in xen-evtchn xen-privcmd xenfs xen-gntdev xen-gntalloc; do
+	run insmod "$MODDIR/$m.ko"
+done
+run mount -t xenfs xenfs /proc/xen
+run xenstored --pid-file /run/xenstored.pid
+run timeout 60 xen-init-dom0
+run xenconsoled --pid-file=/run/xenconsoled.pid --log=guest \
+	--log-dir=/var/log/xen/console
+say "toolstack up"
+
+BACK_RC=missing
+if [ "$HAVE_BACK" = 1 ]; then
+	run insmod /lib/xcuda/xcuda-back.ko
+	BACK_RC=$?
+fi
+: >"$XCUDAD_LOG"
+# xcudad's log into the serial log
+tail -f "$XCUDAD_LOG" | sed 's/^/XCUDAD| /' &
+xcudad_start
+
+# shellcheck source=tests/xen/scenarios.sh
+. /lib/xcuda-rig/scenarios.sh
+
+
+if ! domu_create xcuda-domU; then
+	echo "RIG-RESULT: FAIL boot: the DomU did not come up"
+	FAILED=$((FAILED + 1))
+	finish
+fi
+
+if [ "$RIG_MODE" = demo ]; then
+	scenario 0 demo demo
+else
+	run_scenarios
+fi
+
+# leave nothing running: the DomU, its nodes
+[ -z "$DOMID" ] || timeout 60 xl destroy "$DOMID" 2>/dev/null
+timeout 30 xcuda-xl gc >/dev/null 2>&1
+run xl list
+finish

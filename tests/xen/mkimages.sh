@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Builds what the Xen rig boots, from Debian's packages and xcuda's build
+# outputs:
+#
+#   tests/xen/mkimages.sh BUILD_DIR
+#
+# writes BUILD_DIR/xen-rig/{xen,vmlinuz,dom0.cpio}: the hypervisor (the
+# raw ELF that QEMU's multiboot loader takes), the Debian kernel (Dom0
+# and DomU alike) and Dom0's initramfs, which holds the DomU's kernel and
+# initramfs.  Pieces that are not built yet (a kernel module, xcudactl)
+# are left out and listed in the image's /etc/xcuda-rig.conf; the
+# scenarios that need them then fail with a clear reason.
+#
+# Environment: KVER (default: the newest *-amd64 in /lib/modules),
+# RIG_MODE (test or demo), RIG_ONLY (scenario numbers to run, e.g. "1 2";
+# default all), CUDA_HOME.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/../.." && pwd)
+[ $# -eq 1 ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
+B=$(cd "$1" && pwd)
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+XENVER=4.17
+XENBIN=/usr/lib/xen-$XENVER/bin
+# Never the running kernel: the rig boots Debian's, whatever the host runs.
+KVER=${KVER:-$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' \
+	-printf '%f\n' | sort -V | tail -n 1)}
+[ -n "$KVER" ] || { echo "$0: no *-amd64 kernel in /lib/modules" >&2; exit 1; }
+OUT=$B/xen-rig
+CUDA_TESTS=$B/tests/cuda
+# Where the programs live in both images (shared_lib finds its libraries
+# next to itself through $ORIGIN).
+OPT=/opt/xcuda
+
+log() { echo "mkimages: $*"; }
+die() { echo "mkimages: $*" >&2; exit 1; }
+
+# copy_elf ROOT FILE [DEST]: FILE at DEST (default: its own path) in ROOT,
+# with the shared libraries it needs at their own paths.  libcudart is
+# left out unless KEEP_CUDART=1: in the DomU the programs must find
+# xcuda's library, never the real one.
+copy_elf() {
+	local root=$1 f=$2 dest=${3:-$2} lib
+	install -D -m 0755 "$f" "$root$dest"
+	while read -r lib; do
+		case $lib in
+		*/libcudart.so*) [ "${KEEP_CUDART:-0}" = 1 ] || continue ;;
+		esac
+		[ -e "$root$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+	done < <(ldd_libs "$f")
+}
+
+# ldd_libs FILE: the absolute paths of the libraries FILE loads.
+ldd_libs() {
+	local out
+	out=$(LD_LIBRARY_PATH=${LDD_PATH:-} ldd "$1" 2>&1) || {
+		# a static binary has nothing to add
+		grep -q 'not a dynamic executable' <<<"$out" && return 0
+		die "ldd $1: $out"
+	}
+	if grep -q 'not found' <<<"$out"; then
+		die "ldd $1: a library is missing: $(grep 'not found' <<<"$out")"
+	fi
+	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$out"
+}
+
+busybox_root() {
+	local root=$1 app
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,run,tmp,root,usr/bin,usr/sbin,var/log,var/lib,var/lock,lib/xcuda}
+	install -m 0755 "$(command -v busybox)" "$root/bin/busybox"
+	for app in $("$root/bin/busybox" --list); do
+		[ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
+	done
+	ln -s /proc/mounts "$root/etc/mtab"
+	# glibc dlopen()s libgcc_s for pthread_cancel and unwinding; ldd does
+	# not list it, and xl aborts without it.
+	install -D -m 0644 "$(readlink -f /lib/x86_64-linux-gnu/libgcc_s.so.1)" \
+		"$root/lib/x86_64-linux-gnu/libgcc_s.so.1"
+	# xcudad runs its workers as nobody when there is no xcuda user.
+	printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' \
+		'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >"$root/etc/passwd"
+	printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' >"$root/etc/group"
+}
+
+xenstore_clients() {
+	local root=$1 a
+	copy_elf "$root" /usr/bin/xenstore
+	for a in read write ls list watch rm exists chmod; do
+		ln -sf xenstore "$root/usr/bin/xenstore-$a"
+	done
+}
+
+# cuda_tests ROOT: the CUDA test programs, their libraries and the list
+# of programs in the order to run them.
+cuda_tests() {
+	local root=$1 p
+	[ -s "$OUT/programs" ] || return 0
+	mkdir -p "$root$OPT/tests/cuda"
+	while read -r p; do
+		copy_elf "$root" "$CUDA_TESTS/$p" "$OPT/tests/cuda/$p"
+	done <"$OUT/programs"
+	for p in "$CUDA_TESTS"/libxct_*.so; do
+		[ -e "$p" ] && copy_elf "$root" "$p" "$OPT/tests/cuda/${p##*/}"
+	done
+	install -m 0644 "$OUT/programs" "$root$OPT/tests/cuda/PROGRAMS"
+}
+
+# unpacked_ko NAME DEST: an in-tree module of the Debian kernel, as a .ko
+# (busybox insmod does not decompress).
+unpacked_ko() {
+	local f
+	f=$(find "/lib/modules/$KVER/kernel/drivers/xen" -name "$1.ko*" | head -n 1)
+	[ -n "$f" ] || die "module $1 not found in /lib/modules/$KVER"
+	case $f in
+	*.ko) cp "$f" "$2/$1.ko" ;;
+	*.ko.xz) xz -dc "$f" >"$2/$1.ko" ;;
+	*.ko.zst) zstd -dcq "$f" >"$2/$1.ko" ;;
+	*.ko.gz) gzip -dc "$f" >"$2/$1.ko" ;;
+	esac
+}
+
+# pack ROOT FILE gzip|none
+pack() {
+	(cd "$1" && find . -print0 | LC_ALL=C sort -z |
+		cpio --null -o -H newc --quiet -R 0:0) >"$2.tmp"
+	if [ "$3" = gzip ]; then
+		gzip -6 -n -c "$2.tmp" >"$2"
+		rm -f "$2.tmp"
+	else
+		mv "$2.tmp" "$2"
+	fi
+}
+
+have() { [ -e "$1" ] && echo 1 || echo 0; }
+
+mkdir -p "$OUT"
+# The CUDA test programs that are built, in the order to run them.
+: >"$OUT/programs"
+if [ -d "$CUDA_TESTS" ]; then
+	make -s -C "$TOP/tests/cuda" OUT="$CUDA_TESTS" list | while read -r p; do
+		[ -x "$CUDA_TESTS/$p" ] && echo "$p"
+	done >"$OUT/programs"
+fi
+log "kernel $KVER, Xen $XENVER, build $B"
+# QEMU's multiboot loader takes the raw ELF32 image, not the .gz.
+zcat "/boot/xen-$XENVER-amd64.gz" >"$OUT/xen"
+cp "/boot/vmlinuz-$KVER" "$OUT/vmlinuz"
+
+FRONT_KO=$TOP/guest-kmod/xcuda-front.ko
+BACK_KO=$TOP/dom0-kmod/xcuda-back.ko
+HOSTILE_KO=$TOP/tests/xen/hostile/xcuda-hostile.ko
+XCUDAD=$B/bin/xcudad
+XCUDACTL=$B/bin/xcudactl
+GUESTLIB=$B/lib/libcudart.so.13
+DEMO=$B/demo/demo
+
+# ------------------------------------------------------------------ DomU
+log "DomU initramfs"
+R=$OUT/rootfs-domU
+busybox_root "$R"
+xenstore_clients "$R"
+[ -e "$FRONT_KO" ] && install -m 0644 "$FRONT_KO" "$R/lib/xcuda/"
+[ -e "$HOSTILE_KO" ] && install -m 0644 "$HOSTILE_KO" "$R/lib/xcuda/"
+if [ -e "$GUESTLIB" ]; then
+	copy_elf "$R" "$GUESTLIB" "$OPT/lib/libcudart.so.13"
+fi
+# xcudactl and the programs are linked against libcudart, which
+# LD_LIBRARY_PATH resolves to xcuda's own library in the DomU.
+export LDD_PATH=$B/lib
+[ -e "$XCUDACTL" ] && copy_elf "$R" "$XCUDACTL" /usr/bin/xcudactl
+cuda_tests "$R"
+[ -e "$DEMO" ] && copy_elf "$R" "$DEMO" "$OPT/demo/demo"
+unset LDD_PATH
+install -m 0755 "$HERE/domU-init.sh" "$R/init"
+install -m 0755 "$HERE/rig-rmmod.sh" "$R/usr/bin/rig-rmmod"
+pack "$R" "$OUT/domU.cpio.gz" gzip
+
+# ------------------------------------------------------------------ Dom0
+log "Dom0 initramfs"
+R=$OUT/rootfs-dom0
+busybox_root "$R"
+for f in xl xenstored xenconsoled xenconsole xen-init-dom0 libxl-save-helper; do
+	copy_elf "$R" "$XENBIN/$f"
+	ln -sf "$XENBIN/$f" "$R/usr/sbin/$f"
+done
+xenstore_clients "$R"
+mkdir -p "$R/lib/modules/$KVER/xen"
+for m in xen-evtchn xen-privcmd xenfs xen-gntdev xen-gntalloc; do
+	unpacked_ko "$m" "$R/lib/modules/$KVER/xen"
+done
+install -D -m 0644 /etc/xen/xl.conf "$R/etc/xen/xl.conf"
+install -D -m 0644 "$HERE/xcuda-domU.cfg" "$R/etc/xen/xcuda-domU.cfg"
+install -D -m 0644 "$OUT/vmlinuz" "$R/boot/domU/vmlinuz"
+install -D -m 0644 "$OUT/domU.cpio.gz" "$R/boot/domU/initrd.img"
+install -m 0755 "$TOP/xenstore/xcuda-xl" "$R/usr/sbin/xcuda-xl"
+[ -e "$BACK_KO" ] && install -m 0644 "$BACK_KO" "$R/lib/xcuda/"
+# xcudad and the native programs load the real runtime through their
+# RUNPATH, at the same path as here.
+export KEEP_CUDART=1
+[ -e "$XCUDAD" ] && copy_elf "$R" "$XCUDAD" /usr/sbin/xcudad
+cuda_tests "$R"
+unset KEEP_CUDART
+for f in "$CUDA_HOME"/lib64/libcudart.so.13*; do
+	[ -e "$f" ] && install -D -m 0644 "$(readlink -f "$f")" "$R$f"
+done
+install -m 0755 "$HERE/dom0-init.sh" "$R/init"
+install -m 0755 "$HERE/rig-rmmod.sh" "$R/usr/bin/rig-rmmod"
+install -D -m 0644 "$HERE/scenarios.sh" "$R/lib/xcuda-rig/scenarios.sh"
+cat >"$R/etc/xcuda-rig.conf" <<EOF
+# Written by mkimages.sh: what this image holds and what to run.
+KVER=$KVER
+RIG_MODE=${RIG_MODE:-test}
+RIG_ONLY="${RIG_ONLY:-}"
+HAVE_BACK=$(have "$BACK_KO")
+HAVE_FRONT=$(have "$FRONT_KO")
+HAVE_HOSTILE=$(have "$HOSTILE_KO")
+HAVE_XCUDAD=$(have "$XCUDAD")
+HAVE_XCUDACTL=$(have "$XCUDACTL")
+HAVE_GUESTLIB=$(have "$GUESTLIB")
+HAVE_TESTS=$( [ -s "$OUT/programs" ] && echo 1 || echo 0)
+HAVE_DEMO=$(have "$DEMO")
+EOF
+pack "$R" "$OUT/dom0.cpio" none
+log "done: $(du -h "$OUT/dom0.cpio" | cut -f1) Dom0 initramfs," \
+	"$(du -h "$OUT/domU.cpio.gz" | cut -f1) DomU initramfs (gzip)"

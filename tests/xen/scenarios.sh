@@ -1,0 +1,380 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=sh
+# Commands in single quotes are for the DomU's shell to expand:
+# shellcheck disable=SC2016
+#
+# The rig's scenarios, sourced by dom0-init.sh (busybox sh in Dom0),
+# whose helpers they use: domu (run a command in the DomU), workers
+# (xcudad's worker count), wait_for, fail, need, states.  run.sh reads
+# the SCENARIOS line to know which results to expect.
+
+# shellcheck disable=SC2034 # read by run.sh
+SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug"
+
+XCUDACTL="LD_LIBRARY_PATH=$OPT/lib xcudactl"
+
+# A session works: one small ECHO through a fresh session.
+session_works() {
+	if ! domu_ok 60 "$XCUDACTL echo 4096"; then
+		fail "$1: a new session failed (status $DU_RC): $(tail -n 2 "$W/domu.out" "$W/domu.err" | tr '\n' ' ')"
+		return 1
+	fi
+}
+
+# wait_connected SECONDS WHEN
+wait_connected() {
+	if ! wait_for "$1" connected; then
+		fail "$2: not Connected after $1 s ($(states))"
+		return 1
+	fi
+}
+
+# wait_workers SECONDS OP N: until the worker count is OP N (-eq, -ge...).
+wait_workers() {
+	wait_for "$1" "workers_are $2 $3"
+}
+workers_are() {
+	wa_n=$(workers)
+	test "$wa_n" "$1" "$2"
+}
+
+# A clean, unconnected pair of ends after one end went away: the
+# frontend Closed (or starting over), the backend Closed or waiting.
+clean_state() {
+	case "$(fe_state)/$(be_state)" in
+	[16]/[26]) return 0 ;;
+	esac
+	return 1
+}
+
+# bg_start NAME CMD: CMD in the background in the DomU; its pid goes to
+# /tmp/NAME.pid and, when it ends, its status to /tmp/NAME.rc.
+bg_start() {
+	domu_ok 20 "rm -f /tmp/$1.rc; ( $2 >/tmp/$1.out 2>&1 & echo \$! >/tmp/$1.pid; wait \$!; echo \$? >/tmp/$1.rc ) >/dev/null 2>&1 &"
+}
+
+# domu_rmmod MODULE: unbind and unload a xenbus driver in the DomU
+# (rig-rmmod.sh says why both); on failure, show who holds what.
+domu_rmmod() {
+	domu_ok 30 "rig-rmmod $1" && { sed 's/^/RIG:   /' "$W/domu.out"; return 0; }
+	rm_why="rig-rmmod $1 in the DomU: status $DU_RC: $(cat "$W/domu.err")"
+	domu 30 'grep xcuda /proc/modules; ps | grep -v " \["; ls -l /proc/[0-9]*/fd 2>/dev/null | grep -e "^/proc" -e xcuda | grep -B1 xcuda'
+	sed 's/^/RIG:   domu: /' "$W/domu.out"
+	fail "$rm_why"
+	return 1
+}
+
+xcudad_alive() { [ -n "$XPID" ] && kill -0 "$XPID" 2>/dev/null; }
+
+# ------------------------------------------------------------------ 1
+
+sc_connect() {
+	need BACK xcuda-back.ko FRONT xcuda-front.ko || return
+	[ "$BACK_RC" = 0 ] || { fail "insmod xcuda-back in Dom0: status $BACK_RC"; return; }
+	wait_for 30 '[ -n "$(xsr "$XT/insmod")" ]'
+	fr=$(xsr "$XT/insmod")
+	[ "$fr" = 0 ] || { fail "insmod xcuda-front in the DomU: status ${fr:-none}"; return; }
+	wait_connected 30 "after boot" || return
+	say "both ends Connected: $(states)"
+	xenstore-ls -fp "/local/domain/$DOMID/device/xcuda" | sed 's/^/RIG:   /'
+	xenstore-ls -fp "/local/domain/0/backend/xcuda/$DOMID" | sed 's/^/RIG:   /'
+}
+
+# ------------------------------------------------------------------ 2
+
+sc_echo() {
+	need XCUDACTL xcudactl XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	domu 300 "$XCUDACTL echo 1 4096 1M 16M 64M"
+	sed 's/^/RIG:   /' "$W/domu.out" "$W/domu.err"
+	[ "$DU_RC" = 0 ] || { fail "xcudactl echo: status ${DU_RC:-none}"; return; }
+	for s in 1 4096 1M 16M 64M; do
+		grep -qx "echo $s ok" "$W/domu.out" || { fail "no 'echo $s ok'"; return; }
+	done
+}
+
+# ------------------------------------------------------------------ 3
+
+sc_cuda_compare() {
+	need TESTS "the CUDA test programs" GUESTLIB libcudart.so.13 XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	cc_bad=
+	cc_n=0
+	mkdir -p "$W/cmp"
+	while read -r p; do
+		cc_n=$((cc_n + 1))
+		# natively in Dom0: the binary's RUNPATH finds the real runtime
+		(cd / && timeout 120 "$OPT/tests/cuda/$p") </dev/null \
+			>"$W/cmp/$p.native.raw" 2>"$W/cmp/$p.native.err"
+		cc_nrc=$?
+		# the same output path as the DomU's: line by line, \r dropped
+		while IFS= read -r l || [ -n "$l" ]; do
+			printf '%s\n' "$l"
+		done <"$W/cmp/$p.native.raw" | tr -d '\r' >"$W/cmp/$p.native"
+		domu 150 "LD_LIBRARY_PATH=$OPT/lib timeout 120 $OPT/tests/cuda/$p"
+		cc_xrc=$DU_RC
+		cp "$W/domu.out" "$W/cmp/$p.xcuda"
+		cp "$W/domu.err" "$W/cmp/$p.xcuda.err"
+		if [ "$cc_nrc" = "$cc_xrc" ] && cmp -s "$W/cmp/$p.native" "$W/cmp/$p.xcuda"; then
+			say "same: $p (status $cc_nrc)"
+		else
+			say "DIFFERENT: $p: status native $cc_nrc, xcuda ${cc_xrc:-none}"
+			diff -u "$W/cmp/$p.native" "$W/cmp/$p.xcuda" | sed 's/^/RIG:   /'
+			sed 's/^/RIG:   xcuda stderr: /' "$W/cmp/$p.xcuda.err"
+			cc_bad="$cc_bad $p"
+		fi
+	done <"$OPT/tests/cuda/PROGRAMS"
+	[ -z "$cc_bad" ] || fail "differ:$cc_bad"
+	say "$cc_n programs compared"
+}
+
+# ------------------------------------------------------------------ 4
+
+sc_parallel() {
+	need XCUDACTL xcudactl XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	pa_s0=$(grep -c 'worker [0-9]* started' "$XCUDAD_LOG")
+	domu 300 "i=1; pids=; while [ \$i -le 8 ]; do $XCUDACTL echo 1 4096 1M 4M >/tmp/par.\$i 2>&1 & pids=\"\$pids \$!\"; i=\$((i + 1)); done; i=1; for p in \$pids; do wait \$p; echo \"proc \$i status \$? ok \$(grep -c '^echo .* ok\$' /tmp/par.\$i)\"; i=\$((i + 1)); done; cat /tmp/par.*"
+	sed 's/^/RIG:   /' "$W/domu.out"
+	pa_good=$(grep -c '^proc [0-9] status 0 ok 4$' "$W/domu.out")
+	[ "$pa_good" = 8 ] || { fail "$pa_good of 8 processes ok"; return; }
+	pa_s=$(($(grep -c 'worker [0-9]* started' "$XCUDAD_LOG") - pa_s0))
+	[ "$pa_s" -ge 8 ] || { fail "xcudad started $pa_s workers for 8 processes"; return; }
+	wait_workers 20 -eq 0 || fail "$(workers) workers left after the processes ended"
+}
+
+# ------------------------------------------------------------------ 5
+
+sc_kill_client() {
+	need XCUDACTL xcudactl XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	kc_w0=$(workers)
+	bg_start hold5 "$XCUDACTL hold 30" || { fail "could not start xcudactl hold"; return; }
+	wait_workers 30 -gt "$kc_w0" || { fail "no worker for the session"; return; }
+	kc_w1=$(workers)
+	sleep 2
+	domu_ok 20 'kill -9 $(cat /tmp/hold5.pid)' || { fail "kill -9 in the DomU failed"; return; }
+	say "killed the DomU process; workers: $kc_w1 before"
+	wait_workers 20 -eq "$kc_w0" || { fail "its worker did not exit ($(workers) workers, $kc_w0 before the session)"; return; }
+	session_works "after the kill" || return
+}
+
+# ------------------------------------------------------------------ 6
+
+sc_kill_daemon() {
+	need XCUDACTL xcudactl XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	bg_start hold6 "$XCUDACTL hold 60" || { fail "could not start xcudactl hold"; return; }
+	wait_workers 30 -ge 1 || { fail "no worker for the session"; return; }
+	sleep 2
+	say "kill -9 xcudad ($XPID)"
+	kill -9 "$XPID"
+	wait "$XPID" 2>/dev/null
+	XPID=
+	# the DomU process must end with status 3 within 20 s of the kill
+	domu 40 'i=0; while [ ! -s /tmp/hold6.rc ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done; echo "status $(cat /tmp/hold6.rc 2>/dev/null) after $((i * 100)) ms"; cat /tmp/hold6.out'
+	sed 's/^/RIG:   /' "$W/domu.out"
+	kd_st=$(sed -n 's/^status \([0-9]*\) after.*/\1/p' "$W/domu.out")
+	say "xcudad restart"
+	xcudad_start || { fail "xcudad did not restart"; return; }
+	[ -n "$kd_st" ] || { fail "xcudactl hold did not end within 20 s of the kill"; return; }
+	[ "$kd_st" = 3 ] || { fail "xcudactl hold ended with status $kd_st, not 3"; return; }
+	grep -q '^hold: session lost: ' "$W/domu.out" || { fail "no 'hold: session lost:' message"; return; }
+	! xcuda_back_users | grep -qvx "$XPID" || { fail "processes still hold /dev/xcuda-back: $(xcuda_back_users)"; return; }
+	session_works "after the restart" || return
+}
+
+# ------------------------------------------------------------------ 7
+
+sc_reload() {
+	need BACK xcuda-back.ko FRONT xcuda-front.ko XCUDACTL xcudactl XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	domu_rmmod xcuda_front || return
+	wait_for 20 clean_state || { fail "after rmmod xcuda-front: $(states)"; return; }
+	say "after rmmod xcuda-front: $(states)"
+	[ "$(workers)" = 0 ] || { fail "$(workers) workers left after rmmod xcuda-front"; return; }
+	domu_ok 30 "insmod /lib/xcuda/xcuda-front.ko" || { fail "insmod xcuda-front: status $DU_RC $(cat "$W/domu.err")"; return; }
+	wait_connected 30 "after insmod xcuda-front" || return
+	session_works "after reloading xcuda-front" || return
+
+	xcudad_stop
+	run rig-rmmod xcuda_back || { fail "rmmod xcuda-back failed"; xcudad_start; return; }
+	wait_for 20 '[ "$(fe_state)" != 4 ]'
+	say "after rmmod xcuda-back: $(states)"
+	run insmod /lib/xcuda/xcuda-back.ko || { fail "insmod xcuda-back failed"; return; }
+	xcudad_start || { fail "xcudad did not start"; return; }
+	wait_connected 30 "after insmod xcuda-back" || return
+	session_works "after reloading xcuda-back" || return
+}
+
+# ------------------------------------------------------------------ 8
+
+sc_hostile() {
+	need HOSTILE xcuda-hostile.ko FRONT xcuda-front.ko XCUDACTL xcudactl XCUDAD xcudad || return
+	domu_rmmod xcuda_front || return
+	wait_for 20 clean_state || { fail "after rmmod xcuda-front: $(states)"; return; }
+	domu_ok 30 "insmod /lib/xcuda/xcuda-hostile.ko" || { fail "insmod xcuda-hostile: status $DU_RC $(cat "$W/domu.err")"; return; }
+	# its cases run on connect; 150 s for all of them
+	domu 240 'i=0; while [ $i -lt 300 ] && ! dmesg | grep -q "xcuda-hostile: DONE"; do sleep 0.5; i=$((i + 1)); done; dmesg | grep -e xcuda-hostile -e "xcuda xcuda-"'
+	sed 's/^/RIG:   domu: /' "$W/domu.out"
+	ho_done=$(grep 'xcuda-hostile: DONE' "$W/domu.out" | tail -n 1)
+	[ -n "$ho_done" ] || say "xcuda-hostile did not finish in 150 s: $(states)"
+	domu_rmmod xcuda_hostile
+	xcudad_alive || fail "xcudad died"
+	wait_for 20 clean_state || fail "after rmmod xcuda-hostile: $(states)"
+	domu_ok 30 "insmod /lib/xcuda/xcuda-front.ko" || { fail "insmod xcuda-front: status $DU_RC"; return; }
+	if ! xcudad_alive; then
+		xcudad_start
+	fi
+	wait_connected 30 "after the hostile frontend" || return
+	session_works "after the hostile frontend" || return
+	[ -n "$ho_done" ] || { fail "xcuda-hostile did not finish"; return; }
+	case $ho_done in
+	*" 0 failed"*) ;;
+	*) fail "xcuda-hostile: ${ho_done#*DONE }"; return ;;
+	esac
+}
+
+# ------------------------------------------------------------------ 9
+
+sc_destroy() {
+	need BACK xcuda-back.ko FRONT xcuda-front.ko XCUDACTL xcudactl XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	ds_w0=$(workers)
+	bg_start hold9a "$XCUDACTL hold 120" || { fail "could not start xcudactl hold"; return; }
+	bg_start hold9b "$XCUDACTL hold 120" || { fail "could not start xcudactl hold"; return; }
+	wait_workers 30 -ge $((ds_w0 + 2)) || { fail "no workers for the sessions ($(workers))"; return; }
+	say "$(workers) workers; xl destroy $DOMID"
+	ds_old=$DOMID
+	run timeout 60 xl destroy "$DOMID" || { fail "xl destroy failed"; return; }
+	DOMID=
+	wait_workers 20 -eq 0 || { fail "$(workers) workers left 20 s after xl destroy"; return; }
+	run timeout 30 xcuda-xl gc || { fail "xcuda-xl gc failed"; return; }
+	! xenstore-exists "/local/domain/0/backend/xcuda/$ds_old" 2>/dev/null ||
+		{ fail "backend/xcuda/$ds_old still exists after gc"; return; }
+	# a domain whose pages Dom0 still maps lingers as a zombie
+	if ! wait_for 20 '[ "$(xl list | wc -l)" -le 2 ]'; then
+		xl list | sed 's/^/RIG:   /'
+		fail "domain $ds_old lingers after xl destroy (pages still mapped?)"
+		return
+	fi
+	xcudad_stop
+	[ -z "$(xcuda_back_users)" ] || { fail "processes still hold /dev/xcuda-back: $(xcuda_back_users)"; return; }
+	run rmmod xcuda_back || { fail "rmmod xcuda-back failed after the domain was destroyed"; return; }
+	run insmod /lib/xcuda/xcuda-back.ko || { fail "insmod xcuda-back failed"; return; }
+	xcudad_start || { fail "xcudad did not start"; return; }
+	domu_create xcuda-domU2 || { fail "a new DomU did not come up"; return; }
+	wait_connected 30 "the new DomU" || return
+	if ! domu_ok 120 "$XCUDACTL echo 1M"; then
+		fail "a session in the new DomU failed (status $DU_RC)"
+		return
+	fi
+}
+
+# ------------------------------------------------------------------ 10
+
+# xcuda-xl detach and attach on a running guest (the DomU of scenario 9
+# when it ran), with a live session: the session ends with an error, not
+# a hang, and the device comes back.
+sc_hotplug() {
+	need BACK xcuda-back.ko FRONT xcuda-front.ko XCUDACTL xcudactl XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	bg_start hold10 "$XCUDACTL hold 60" || { fail "could not start xcudactl hold"; return; }
+	wait_workers 30 -ge 1 || { fail "no worker for the session"; return; }
+	# As libxl removes a PV device (and xcuda-xl detach does): online=0,
+	# backend Closing.  Once the frontend has closed, the backend must
+	# let its device go (device_unregister, as blkback does), not offer
+	# the frontend a new connection.  Its device in sysfs says which.
+	hp_be=/local/domain/0/backend/xcuda/$DOMID/0
+	hp_dev=/sys/bus/xen-backend/devices/xcuda-$DOMID-0
+	[ -e "$hp_dev" ] || { fail "no backend device $hp_dev"; return; }
+	run xenstore-write "$hp_be/online" 0 "$hp_be/state" 5
+	if ! wait_for 15 '[ ! -e "$hp_dev" ]'; then
+		fail "after online=0 and Closing, xcuda-back kept its device ($(states)): once the frontend is Closed and online is 0 it must unregister it"
+	fi
+	say "after online=0 and Closing: $(states)"
+	say "+ xcuda-xl detach $DOMID"
+	timeout 60 xcuda-xl detach "$DOMID" >"$W/detach.out" 2>&1
+	hp_rc=$?
+	cat "$W/detach.out"
+	[ "$hp_rc" = 0 ] || { fail "xcuda-xl detach: status $hp_rc"; return; }
+	! xenstore-exists "/local/domain/$DOMID/device/xcuda/0" 2>/dev/null ||
+		{ fail "the frontend's nodes are still there"; return; }
+	! xenstore-exists "/local/domain/0/backend/xcuda/$DOMID" 2>/dev/null ||
+		{ fail "the backend's nodes are still there"; return; }
+	wait_workers 20 -eq 0 || { fail "$(workers) workers left after detach"; return; }
+	domu 40 'i=0; while [ ! -s /tmp/hold10.rc ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done; echo "status $(cat /tmp/hold10.rc 2>/dev/null)"; cat /tmp/hold10.out'
+	sed 's/^/RIG:   /' "$W/domu.out"
+	grep -qx 'status 3' "$W/domu.out" ||
+		{ fail "the session's process did not end with status 3 after detach"; return; }
+	run xcuda-xl attach "$DOMID" 'sessions=4, arena=128M' || { fail "xcuda-xl attach failed"; return; }
+	wait_connected 30 "after xcuda-xl attach" || return
+	run xcuda-xl list
+	[ "$(xsr "/local/domain/0/backend/xcuda/$DOMID/0/max-sessions")" = 4 ] ||
+		{ fail "max-sessions is not the attached 4"; return; }
+	session_works "after xcuda-xl attach" || return
+}
+
+run_scenarios() {
+	scenario 1 connect sc_connect
+	scenario 2 echo sc_echo
+	scenario 3 cuda-compare sc_cuda_compare
+	scenario 4 parallel sc_parallel
+	scenario 5 kill-client sc_kill_client
+	scenario 6 kill-daemon sc_kill_daemon
+	scenario 7 reload sc_reload
+	scenario 8 hostile sc_hostile
+	scenario 9 destroy sc_destroy
+	scenario 10 hotplug sc_hotplug
+}
+
+# ------------------------------------------------------------------ demo
+
+demo() {
+	need DEMO "the demo program" GUESTLIB libcudart.so.13 XCUDAD xcudad FRONT xcuda-front.ko BACK xcuda-back.ko || return
+	wait_connected 30 "after boot" || return
+	dm_log0=$(wc -l <"$XCUDAD_LOG")
+	dm_k0=$(dmesg | wc -l)
+	domu 120 "ls -l /dev/xcuda; LD_LIBRARY_PATH=$OPT/lib $OPT/demo/demo; echo \"exit status \$?\""
+	dm_rc=$DU_RC
+	sleep 1
+	fe=/local/domain/$DOMID/device/xcuda/0
+	be=/local/domain/0/backend/xcuda/$DOMID/0
+	tail -n +$((dm_log0 + 1)) "$XCUDAD_LOG" >"$W/demo.xcudad"
+	dmesg | tail -n +$((dm_k0 + 1)) | grep 'xcuda-back' >"$W/demo.back"
+	dm_worker=$(sed -n 's/.*worker \([0-9]*\) started.*/\1/p' "$W/demo.xcudad" | head -n 1)
+	dm_order=$(xsr "$fe/ring-page-order")
+	if [ -n "$dm_order" ]; then
+		dm_ring="$((1 << dm_order)) pages, grants $(xsr "$fe/ring-ref0")..$(xsr "$fe/ring-ref$(((1 << dm_order) - 1))")"
+	else
+		dm_ring="1 page, grant $(xsr "$fe/ring-ref")"
+	fi
+	grep -v '^crw\|^exit status' "$W/domu.out" >"$W/demo.out"
+	echo "RIG-DEMO: == the program's output"
+	sed 's/^/RIG-DEMO:   /' "$W/demo.out"
+	echo "RIG-DEMO: == the hops it took"
+	echo "RIG-DEMO:  1. DomU program: $OPT/demo/demo, in DomU $DNAME (domain $DOMID)"
+	echo "RIG-DEMO:  2. our libcudart: $(sed -n 's/^libcudart: //p' "$W/domu.out")" \
+		"(LD_LIBRARY_PATH=$OPT/lib)"
+	echo "RIG-DEMO:  3. /dev/xcuda: $(grep '/dev/xcuda' "$W/domu.out" | awk '{print $1, $5 $6}')," \
+		"xcuda-front's device: the library's session"
+	echo "RIG-DEMO:  4. xcuda-front: shared ring of $dm_ring, event channel" \
+		"$(xsr "$fe/event-channel"), state $(xsr "$fe/state") (Connected)"
+	echo "RIG-DEMO:  5. xcuda-back in Dom0: $be, state $(xsr "$be/state"); its log:"
+	sed 's/^/RIG-DEMO:        /' "$W/demo.back"
+	echo "RIG-DEMO:  6. xcudad worker: pid ${dm_worker:-?} (xcudad is pid $XPID); its log:"
+	sed 's/^/RIG-DEMO:        /' "$W/demo.xcudad"
+	echo "RIG-DEMO:  7. real libcudart:" \
+		"$(grep -o '/[^ ]*libcudart\.so[^ ]*' "/proc/$XPID/maps" 2>/dev/null | head -n 1)" \
+		"(xcudad's, which its forked worker called)"
+	echo "RIG-DEMO: == result: $(tail -n 1 "$W/domu.out")"
+	if [ "$(tail -n 1 "$W/domu.out")" = "exit status 0" ]; then
+		echo "RIG-DEMO: the CUDA program ran on the GPU through xcuda, from the DomU"
+	else
+		echo "RIG-DEMO: no GPU here: the error above came from the real CUDA runtime in Dom0, through every hop"
+	fi
+	[ "$dm_rc" = 0 ] || fail "the demo command did not run (status $dm_rc)"
+	grep -q "^libcudart: $OPT/lib/" "$W/domu.out" || fail "the demo did not load xcuda's libcudart"
+	[ -s "$W/demo.back" ] || fail "xcuda-back logged no session"
+	[ -n "$dm_worker" ] || fail "xcudad started no worker"
+}

@@ -1,9 +1,12 @@
 # xcuda: top-level build.
 #
 #   make            build everything this machine can build
-#   make check      every test this machine can run (installs what it needs)
+#   make check      every test this machine can run, the Xen rig under QEMU
+#                   included (installs what it needs)
+#   make check-xen  the Xen rig alone; make modules builds the kernel modules
 #   make check-gpu  the CUDA programs natively and through xcuda (GPU host)
-#   make demo       the main job: a CUDA sample through xcudad
+#   make demo       the main job: a CUDA sample through xcudad, then from a
+#                   DomU through the Xen split driver (make demo-xen alone)
 #
 # SANITIZE=1 builds user space with ASan and UBSan.
 
@@ -41,12 +44,22 @@ XCUDACTL    := $(B)/bin/xcudactl
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all deps check check-unit check-cpu check-gpu demo clean
+.PHONY: all deps deps-xen modules check check-xen check-gpu demo demo-xen \
+	clean
 
 all: $(GUEST_SO) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN)
 
 deps:
 	@tools/deps.sh
+
+# What the Xen rig needs: QEMU, Xen 4.17, a kernel and its headers.
+deps-xen:
+	@tests/xen/deps.sh
+
+# The kernel modules, against the newest installed *-amd64 headers.
+modules:
+	$(MAKE) -C guest-kmod
+	$(MAKE) -C dom0-kmod
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -96,19 +109,38 @@ $(B)/tests/%: tests/unit/%.c $(B)/libxcguest.a $(B)/libxcdaemon.a
 	$(CC) $(CPPFLAGS) $(XCFLAGS) -o $@ $< \
 		$(B)/libxcguest.a $(B)/libxcdaemon.a $(LDFLAGS) $(CUDART)
 
-check: deps
+# Everything this machine can run, the Xen rig included.
+check: deps deps-xen
 	$(MAKE) all
 	tests/run-unit.sh $(B)
+
+# The Xen rig alone.
+check-xen: deps deps-xen
+	$(MAKE) all
+	tests/xen/run.sh $(B)
 
 check-gpu: deps
 	$(MAKE) all
 	tests/cuda/run-compare.sh --gpu $(B)
 
+# The sample through xcudad here (on the GPU when there is one), then
+# from a DomU through the Xen split driver in the QEMU rig, where the
+# rig's packages can be installed.
 demo: deps
 	$(MAKE) all
 	tools/demo.sh $(B)
+	@if tests/xen/deps.sh; then tests/xen/run.sh $(B) --demo; else \
+		echo "demo: skipping the Xen demo: it needs Debian 12's QEMU," \
+		     "Xen 4.17 and kernel packages (make deps-xen)"; fi
+
+demo-xen: deps deps-xen
+	$(MAKE) all
+	tests/xen/run.sh $(B) --demo
 
 clean:
 	rm -rf $(B)
+	-$(MAKE) -C guest-kmod clean
+	-$(MAKE) -C dom0-kmod clean
+	-$(MAKE) -C tests/xen/hostile clean
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

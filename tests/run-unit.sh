@@ -38,7 +38,7 @@ run_suite() {
 	local name=$1; shift
 	local out=$log_dir/$name.log rc
 	echo "=== $name"
-	timeout 900 "$@" >"$out" 2>&1
+	timeout 1800 "$@" >"$out" 2>&1
 	rc=$?
 	grep -E '^(PASS|FAIL|SKIP)' "$out" | sed 's/^/  /'
 	count "$name" "$out" "$rc"
@@ -49,11 +49,15 @@ for t in "$B"/tests/test_*; do
 	run_suite "$(basename "$t")" env XCUDAD="$B/bin/xcudad" "$t"
 done
 run_suite xcudactl tests/unit/xcudactl-test.sh "$B"
+run_suite xcuda-xl xenstore/test-xcuda-xl.sh
+run_suite checkpatch tools/checkpatch.sh "$B"
 run_suite exports tests/unit/exports-test.sh "$B"
 run_suite status tools/gen-status.sh --check guest-lib/exports/libcudart.so.13.syms \
 	"$B/guest-lib/impl.syms" guest-lib/exports/local.txt docs/STATUS.md
 run_suite docs tests/unit/docs-test.sh
 run_suite cuda-cpu tests/cuda/run-compare.sh --cpu "$B"
+# Last and longest: Xen, both kernel modules and a DomU under QEMU.
+run_suite xen-rig tests/xen/run.sh "$B"
 
 if [ "$skip" -gt 0 ]; then
 	echo "$pass passed, $fail failed, $skip skipped"

@@ -17,9 +17,6 @@ need build-essential command -v make
 need libxen-dev test -e /usr/include/xen/io/ring.h
 need binutils command -v nm
 need gawk command -v awk
-# checkpatch.pl (tools/checkpatch.sh) comes from the kernel's source.
-need linux-source sh -c 'ls /usr/src/linux-source-*.tar.xz'
-need xz-utils command -v xz
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
 if [ "${#missing[@]}" -gt 0 ]; then
 	sudo=

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# Installs what the Xen rig (tests/xen/run.sh) needs on Debian 12.
+# Installs what the kernel modules and the Xen rig (tests/xen/run.sh)
+# need on Debian 12: kernel headers and source (checkpatch), QEMU, Xen.
 # Idempotent: apt runs only when something is missing.
 set -euo pipefail
 
@@ -27,6 +28,9 @@ need build-essential command -v gcc
 need build-essential command -v make
 need xz-utils command -v xz
 need bc command -v bc
+# checkpatch.pl (tools/checkpatch.sh, for the modules) is in the source.
+need linux-source sh -c 'ls /usr/src/linux-source-*.tar.xz'
+
 # The kernel the rig boots and the headers its modules build against must
 # be one release: both come from the metapackages, in one apt call.
 kver=$(newest_kver)

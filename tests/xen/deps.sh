@@ -6,13 +6,8 @@
 # Idempotent: apt runs only when something is missing.
 set -euo pipefail
 
-# Package, and a test that says it is there.
-missing=()
-need() {
-	local p=$1
-	shift
-	"$@" >/dev/null 2>&1 || missing+=("$p")
-}
+# shellcheck source=tools/need.sh
+. "$(dirname "$0")/../../tools/need.sh"
 newest_kver() {
 	find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' -printf '%f\n' \
 		2>/dev/null | sort -V | tail -n 1
@@ -39,16 +34,8 @@ if [ -z "$kver" ] || [ ! -e "/boot/vmlinuz-$kver" ] ||
 	missing+=(linux-image-amd64 linux-headers-amd64)
 fi
 
-mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
 if [ "${#missing[@]}" -gt 0 ]; then
-	sudo=
-	[ "$(id -u)" -eq 0 ] || sudo=sudo
-	echo "deps: installing ${missing[*]}"
-	$sudo apt-get update -qq
-	# INITRD=No: no update-initramfs for the kernel package; the rig
-	# never boots that initrd (it saves about a minute).
-	$sudo env DEBIAN_FRONTEND=noninteractive INITRD=No \
-		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	need_install
 	kver=$(newest_kver)
 fi
 if [ ! -d "/lib/modules/$kver/build" ]; then

@@ -67,6 +67,7 @@ run_suite status tools/gen-status.sh --check guest-lib/exports/libcudart.so.13.s
 	"$B/guest-lib/impl.syms" guest-lib/exports/local.txt docs/STATUS.md
 run_suite docs tests/unit/docs-test.sh
 run_suite cuda-cpu tests/cuda/run-compare.sh --cpu "$B"
+run_suite bench-smoke tests/bench/smoke-test.sh "$B"
 # Last and longest: Xen, both kernel modules and a DomU under QEMU.
 if command -v qemu-system-x86_64 >/dev/null && [ -e /boot/xen-4.17-amd64.gz ]; then
 	run_suite xen-rig tests/xen/run.sh "$B"

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Runs xcuda-bench natively and through xcuda (local transport) in one
+# go, on the same GPU, and pairs the two:
+#
+#   tests/bench/run-bench.sh BUILD_DIR [--smoke] [--reps N]
+#
+# Writes to $OUT if set, else BUILD_DIR/results/bench: native.csv,
+# xcuda.csv, bench.csv (metric,size_bytes,unit,native,xcuda,ratio with
+# ratio = xcuda / native) and bench.txt (the same as a table), and prints
+# the table.  Plots: tests/bench/plot.sh on bench.csv.  Environment:
+# NVCC, CUDA_HOME; XCUDA_* (passed to the xcuda run: XCUDA_SPIN_US,
+# XCUDA_CHUNK_KB, ...).
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+[ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR [--smoke] [--reps N]" >&2; exit 2; }
+B=$(cd "$1" && pwd)
+shift
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
+RES=${OUT:-$B/results/bench}
+BIN=$B/bench/xcuda-bench
+mkdir -p "$RES" "$B/bench"
+
+"$NVCC" -O2 -std=c++17 -cudart shared \
+	-gencode arch=compute_90,code=sm_90 \
+	-gencode arch=compute_90,code=compute_90 \
+	-gencode arch=compute_75,code=sm_75 \
+	-Xlinker --enable-new-dtags -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64" \
+	-o "$BIN" "$HERE/xcuda-bench.cu"
+
+tmp=$(mktemp -d)
+dpid=
+trap '[ -n "$dpid" ] && kill "$dpid" 2>/dev/null; rm -rf "$tmp"' EXIT
+env -u LD_LIBRARY_PATH "$B/bin/xcudad" --socket "$tmp/s.sock" --no-xen \
+	>"$RES/xcudad.log" 2>&1 &
+dpid=$!
+for _ in $(seq 100); do [ -S "$tmp/s.sock" ] && break; sleep 0.05; done
+
+set +e
+env -u LD_LIBRARY_PATH "$BIN" "$@" >"$RES/native.csv" 2>"$RES/native.err"
+nrc=$?
+env LD_LIBRARY_PATH="$B/lib" XCUDA_SOCKET="$tmp/s.sock" "$BIN" "$@" \
+	>"$RES/xcuda.csv" 2>"$RES/xcuda.err"
+xrc=$?
+set -e
+if [ "$nrc" -ne 0 ] || [ "$xrc" -ne 0 ]; then
+	echo "xcuda-bench: native exit $nrc ($(tail -n 1 "$RES/native.err"))," \
+		"xcuda exit $xrc ($(tail -n 1 "$RES/xcuda.err"))"
+	# Without a GPU both must fail the same way; that is all a smoke
+	# run on a CPU machine can check.
+	[ "$nrc" -eq "$xrc" ] && [ "$(tail -n 1 "$RES/native.err")" = \
+		"$(tail -n 1 "$RES/xcuda.err")" ] && exit 3
+	exit 1
+fi
+
+awk -F, '
+NR == FNR { if (FNR > 1) nat[$1 "," $2] = $3; next }
+FNR == 1 { print "metric,size_bytes,unit,native,xcuda,ratio"; next }
+{
+	k = $1 "," $2
+	if (!(k in nat) || nat[k] == 0) { bad = 1; next }
+	printf "%s,%s,%s,%s,%s,%.3f\n", $1, $2, $4, nat[k], $3, $3 / nat[k]
+}
+END { exit bad }' "$RES/native.csv" "$RES/xcuda.csv" >"$RES/bench.csv"
+
+awk -F, '
+function human(n) {
+	if (n == 0) return "-"
+	if (n >= 1048576) return n / 1048576 "M"
+	if (n >= 1024) return n / 1024 "K"
+	return n
+}
+NR == 1 {
+	printf "%-14s %6s %5s %12s %12s %8s  %s\n", "metric", "size", "unit",
+	       "native", "xcuda", "x/n", "better"
+	next
+}
+{
+	better = ($3 == "GB/s") ? "higher" : "lower"
+	printf "%-14s %6s %5s %12.4g %12.4g %8.3f  %s\n", $1, human($2), $3,
+	       $4, $5, $6, better
+}' "$RES/bench.csv" | tee "$RES/bench.txt"
+echo "(medians of each row's repetitions; ratio = xcuda / native; $(date -u +%FT%TZ))" |
+	tee -a "$RES/bench.txt"

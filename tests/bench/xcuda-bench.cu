@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xcuda-bench: the costs that decide whether forwarded CUDA is usable,
+ * measured the same way natively and through xcuda (the same binary,
+ * built with -cudart shared; run-bench.sh runs it both ways).
+ *
+ * Each row is measured REPS times (default 7) and the median printed, as
+ * CSV on stdout:
+ *
+ *   metric,size_bytes,value,unit
+ *
+ * Rows: per-launch host cost of an empty kernel (100000 launches, no
+ * synchronisation in the loop), launch + cudaDeviceSynchronize,
+ * cudaMalloc + cudaFree, 4-byte cudaMemcpy H2D and D2H, bandwidth H2D
+ * and D2H from pinned (cudaMallocHost) and pageable (malloc) memory for
+ * 4 KiB .. 256 MiB, and a compute-bound kernel (about a second of FMAs
+ * over a large matrix).
+ *
+ *   xcuda-bench [--smoke] [--reps N]
+ *
+ * --smoke: tiny counts, for CI (checks that it runs, measures nothing).
+ */
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+static int reps = 7;
+static bool smoke;
+
+#define CK(call)                                                         \
+	do {                                                             \
+		cudaError_t e_ = (call);                                 \
+		if (e_ != cudaSuccess) {                                 \
+			fprintf(stderr, "xcuda-bench: %s: %s\n", #call,  \
+				cudaGetErrorName(e_));                   \
+			exit(2);                                         \
+		}                                                        \
+	} while (0)
+
+static double now_s()
+{
+	return std::chrono::duration<double>(
+		       std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
+
+static double median(std::vector<double> v)
+{
+	std::sort(v.begin(), v.end());
+	return v[v.size() / 2];
+}
+
+static void row(const char *metric, size_t size, double value,
+		const char *unit)
+{
+	printf("%s,%zu,%.6g,%s\n", metric, size, value, unit);
+	fflush(stdout);
+}
+
+__global__ void empty_kernel() {}
+
+/* FMA chains over a matrix: the GPU's work, not the host's. */
+__global__ void fma_kernel(float *m, int n, int iters)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n)
+		return;
+	float a = m[i], b = 1.0001f, c = 0.9999f;
+	for (int k = 0; k < iters; k++) {
+		a = fmaf(a, b, c);
+		b = fmaf(b, c, a * 1e-7f);
+	}
+	m[i] = a + b;
+}
+
+static void bench_launch()
+{
+	const int n = smoke ? 100 : 100000;
+	std::vector<double> v;
+
+	empty_kernel<<<1, 1>>>();
+	CK(cudaDeviceSynchronize());
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_s();
+		for (int i = 0; i < n; i++)
+			empty_kernel<<<1, 1>>>();
+		double t1 = now_s();
+		CK(cudaGetLastError());
+		CK(cudaDeviceSynchronize());
+		v.push_back((t1 - t0) / n * 1e6);
+	}
+	row("launch_host", 0, median(v), "us");
+
+	const int m = smoke ? 10 : 10000;
+	v.clear();
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_s();
+		for (int i = 0; i < m; i++) {
+			empty_kernel<<<1, 1>>>();
+			CK(cudaDeviceSynchronize());
+		}
+		v.push_back((now_s() - t0) / m * 1e6);
+	}
+	row("launch_sync", 0, median(v), "us");
+}
+
+static void bench_malloc()
+{
+	const int n = smoke ? 10 : 2000;
+	std::vector<double> v;
+	void *p;
+
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_s();
+		for (int i = 0; i < n; i++) {
+			CK(cudaMalloc(&p, 1 << 20));
+			CK(cudaFree(p));
+		}
+		v.push_back((now_s() - t0) / n * 1e6);
+	}
+	row("malloc_free", 1 << 20, median(v), "us");
+}
+
+static void bench_small_copies()
+{
+	const int n = smoke ? 10 : 20000;
+	std::vector<double> h2d, d2h;
+	int *d, h = 7;
+
+	CK(cudaMalloc(&d, sizeof(int)));
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_s();
+		for (int i = 0; i < n; i++)
+			CK(cudaMemcpy(d, &h, 4, cudaMemcpyHostToDevice));
+		double t1 = now_s();
+		for (int i = 0; i < n; i++)
+			CK(cudaMemcpy(&h, d, 4, cudaMemcpyDeviceToHost));
+		double t2 = now_s();
+		h2d.push_back((t1 - t0) / n * 1e6);
+		d2h.push_back((t2 - t1) / n * 1e6);
+	}
+	row("memcpy4_h2d", 4, median(h2d), "us");
+	row("memcpy4_d2h", 4, median(d2h), "us");
+	CK(cudaFree(d));
+}
+
+/* GB/s of @count copies of @size bytes each way, pinned or pageable. */
+static void bench_bandwidth(bool pinned, size_t max)
+{
+	unsigned char *h, *d;
+
+	if (pinned)
+		CK(cudaMallocHost(&h, max));
+	else if (!(h = (unsigned char *)malloc(max)))
+		exit(2);
+	memset(h, 0x5a, max); /* touched: pageable pages exist */
+	CK(cudaMalloc(&d, max));
+	for (size_t size = 4096; size <= max; size *= 4) {
+		/* about 1 GiB per measurement, 4 to 2000 copies */
+		size_t target = smoke ? size : (size_t)1 << 30;
+		int count = (int)std::min<size_t>(
+			2000, std::max<size_t>(4, target / size));
+		std::vector<double> h2d, d2h;
+
+		CK(cudaMemcpy(d, h, size, cudaMemcpyHostToDevice));
+		for (int r = 0; r < reps; r++) {
+			double t0 = now_s();
+			for (int i = 0; i < count; i++)
+				CK(cudaMemcpy(d, h, size,
+					      cudaMemcpyHostToDevice));
+			double t1 = now_s();
+			for (int i = 0; i < count; i++)
+				CK(cudaMemcpy(h, d, size,
+					      cudaMemcpyDeviceToHost));
+			double t2 = now_s();
+			h2d.push_back((double)size * count / (t1 - t0) / 1e9);
+			d2h.push_back((double)size * count / (t2 - t1) / 1e9);
+		}
+		row(pinned ? "pinned_h2d" : "pageable_h2d", size, median(h2d),
+		    "GB/s");
+		row(pinned ? "pinned_d2h" : "pageable_d2h", size, median(d2h),
+		    "GB/s");
+	}
+	CK(cudaFree(d));
+	if (pinned)
+		CK(cudaFreeHost(h));
+	else
+		free(h);
+}
+
+static void bench_compute()
+{
+	const int n = smoke ? 1 << 16 : 1 << 24;
+	const int iters = smoke ? 16 : 4096;
+	std::vector<double> v;
+	float *m;
+
+	CK(cudaMalloc(&m, n * sizeof(float)));
+	CK(cudaMemset(m, 0, n * sizeof(float)));
+	fma_kernel<<<(n + 255) / 256, 256>>>(m, n, 1);
+	CK(cudaDeviceSynchronize());
+	for (int r = 0; r < (smoke ? 1 : std::min(reps, 5)); r++) {
+		double t0 = now_s();
+		fma_kernel<<<(n + 255) / 256, 256>>>(m, n, iters);
+		CK(cudaDeviceSynchronize());
+		v.push_back(now_s() - t0);
+	}
+	row("compute", (size_t)n * sizeof(float), median(v), "s");
+	CK(cudaFree(m));
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--smoke")) {
+			smoke = true;
+			reps = 1;
+		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
+			reps = atoi(argv[++i]);
+			if (reps < 1 || reps > 1000)
+				return 2;
+		} else {
+			fprintf(stderr,
+				"usage: xcuda-bench [--smoke] [--reps N]\n");
+			return 2;
+		}
+	}
+	int ndev = 0;
+	CK(cudaGetDeviceCount(&ndev));
+	CK(cudaSetDevice(0));
+	printf("metric,size_bytes,value,unit\n");
+	bench_launch();
+	bench_malloc();
+	bench_small_copies();
+	size_t max = smoke ? (size_t)64 << 10 : (size_t)256 << 20;
+	bench_bandwidth(true, max);
+	bench_bandwidth(false, max);
+	bench_compute();
+	return 0;
+}

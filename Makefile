@@ -44,7 +44,7 @@ XCUDACTL    := $(B)/bin/xcudactl
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all deps deps-xen modules check check-xen check-gpu demo demo-xen \
+.PHONY: all deps deps-xen modules check check-xen check-gpu demo demo-xen bench \
 	clean
 
 all: $(GUEST_SO) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN)
@@ -132,6 +132,12 @@ demo: deps
 	@if tests/xen/deps.sh; then tests/xen/run.sh $(B) --demo; else \
 		echo "demo: skipping the Xen demo: it needs Debian 12's QEMU," \
 		     "Xen 4.17 and kernel packages (make deps-xen)"; fi
+
+# On a GPU host: xcuda-bench natively and through xcuda, paired
+# (build/results/bench/; tests/bench/plot.sh draws the charts).
+bench: deps
+	$(MAKE) all
+	tests/bench/run-bench.sh $(B)
 
 demo-xen: deps deps-xen
 	$(MAKE) all

@@ -6,7 +6,8 @@
  * protocol's ECHO diagnostic, which the worker answers without touching
  * the GPU.
  *
- *   xcudactl ping             one round trip (64 bytes each way)
+ *   xcudactl ping [COUNT]     round trips of 64 bytes each way (median,
+ *                             99th percentile, CPU per trip)
  *   xcudactl echo SIZE...     moves SIZE bytes (suffix K, M or G) through
  *                             the arena both ways and checks them
  *   xcudactl hold SECONDS     keeps a session busy (small ECHOs) so long
@@ -29,7 +30,7 @@
 static void xctl_usage(FILE *f)
 {
 	fprintf(f,
-"usage: xcudactl ping | echo SIZE... | hold SECONDS | info\n"
+"usage: xcudactl ping [COUNT] | echo SIZE... | hold SECONDS | info\n"
 "Checks the path to xcudad with the protocol's ECHO diagnostic (no GPU\n"
 "needed).  SIZE takes a K, M or G suffix.  Exit: 0 ok, 1 a check failed,\n"
 "2 usage, 3 no session or session lost.\n");
@@ -214,32 +215,77 @@ static int xctl_hold(const char *arg)
 	return 0;
 }
 
-static int xctl_ping(void)
+static int xctl_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double xctl_cpu_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * @count round trips of 64 bytes each way; with more than one, the
+ * median and 99th percentile, and the CPU this process spent per trip
+ * (what spinning for answers costs this side).
+ */
+static int xctl_ping(unsigned int count)
 {
 	struct timespec t0, t1;
 	struct xc_session *s;
+	double *us, cpu0, cpu1;
 	cudaError_t err;
 	uint64_t off;
-	int heap, r;
+	unsigned int i;
+	int heap, r = 0;
 
 	s = xctl_session();
 	if (!s)
 		return 3;
+	us = calloc(count, sizeof(*us));
 	off = xctl_block(s, 64, &heap);
-	if (off == UINT64_MAX)
+	if (!us || off == UINT64_MAX) {
+		free(us);
 		return 1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = xctl_echo_one(s, off, 64, 7, 0x5a, &err);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	}
+	cpu0 = xctl_cpu_s();
+	for (i = 0; i < count && !r; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		r = xctl_echo_one(s, off, 64, i + 7, 0x5a, &err);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		us[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
+			(double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+	}
+	cpu1 = xctl_cpu_s();
 	xctl_unblock(s, off, heap);
 	if (r < 0) {
 		printf("ping FAILED: %s\n", xc_error_name(err));
+		free(us);
 		return 3;
 	}
-	printf("ping %s: %s transport, %.0f us\n", r ? "FAILED" : "ok",
-	       s->t.ops->name, (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
-	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e3);
-	return r;
+	if (r) {
+		printf("ping FAILED: corrupted\n");
+		free(us);
+		return 1;
+	}
+	if (count == 1) {
+		printf("ping ok: %s transport, %.0f us\n", s->t.ops->name,
+		       us[0]);
+	} else {
+		qsort(us, count, sizeof(*us), xctl_cmp_double);
+		printf("ping ok: %s transport, %u round trips: median %.2f us,"
+		       " p99 %.2f us, this process's CPU %.2f us each\n",
+		       s->t.ops->name, count, us[count / 2],
+		       us[(size_t)count * 99 / 100], (cpu1 - cpu0) * 1e6 / count);
+	}
+	free(us);
+	return 0;
 }
 
 static int xctl_info(void)
@@ -290,8 +336,20 @@ int main(int argc, char **argv)
 		xctl_usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "ping") && argc == 2)
-		return xctl_ping();
+	if (!strcmp(argv[1], "ping") && argc <= 3) {
+		unsigned long n = 1;
+		char *e = NULL;
+
+		if (argc == 3) {
+			errno = 0;
+			n = strtoul(argv[2], &e, 10);
+			if (errno || *e || !n || n > 10000000) {
+				xctl_usage(stderr);
+				return 2;
+			}
+		}
+		return xctl_ping((unsigned int)n);
+	}
 	if (!strcmp(argv[1], "echo") && argc > 2) {
 		xctl_arena_for(argc - 2, argv + 2);
 		return xctl_echo(argc - 2, argv + 2);

@@ -4,7 +4,8 @@
 # Runs xcuda-bench natively and through xcuda (local transport) in one
 # go, on the same GPU, and pairs the two:
 #
-#   tests/bench/run-bench.sh BUILD_DIR [--smoke] [--reps N]
+#   tests/bench/run-bench.sh BUILD_DIR [xcuda-bench options: --smoke,
+#                            --reps N, --only GROUP,...]
 #
 # Writes to $OUT if set, else BUILD_DIR/results/bench: native.csv,
 # xcuda.csv, bench.csv (metric,size_bytes,unit,native,xcuda,ratio with
@@ -15,7 +16,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-[ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR [--smoke] [--reps N]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR [--smoke] [--reps N] [--only GROUP,...]" >&2; exit 2; }
 B=$(cd "$1" && pwd)
 shift
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -46,6 +47,10 @@ env LD_LIBRARY_PATH="$B/lib" XCUDA_SOCKET="$tmp/s.sock" "$BIN" "$@" \
 	>"$RES/xcuda.csv" 2>"$RES/xcuda.err"
 xrc=$?
 set -e
+# The worker's CPU: xcudad has reaped it once the session is over.
+for _ in $(seq 100); do pgrep -P "$dpid" >/dev/null || break; sleep 0.05; done
+wcpu=$(awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($14 + $15) / hz }' \
+	"/proc/$dpid/stat" 2>/dev/null || echo "?")
 if [ "$nrc" -ne 0 ] || [ "$xrc" -ne 0 ]; then
 	echo "xcuda-bench: native exit $nrc ($(tail -n 1 "$RES/native.err"))," \
 		"xcuda exit $xrc ($(tail -n 1 "$RES/xcuda.err"))"
@@ -83,5 +88,7 @@ NR == 1 {
 	printf "%-14s %6s %5s %12.4g %12.4g %8.3f  %s\n", $1, human($2), $3,
 	       $4, $5, $6, better
 }' "$RES/bench.csv" | tee "$RES/bench.txt"
-echo "(medians of each row's repetitions; ratio = xcuda / native; $(date -u +%FT%TZ))" |
-	tee -a "$RES/bench.txt"
+{
+	echo "cpu: the application process; the xcuda worker used $wcpu s more"
+	echo "(medians of each row's repetitions; ratio = xcuda / native; $(date -u +%FT%TZ))"
+} | tee -a "$RES/bench.txt"

@@ -131,7 +131,8 @@ cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch,
 
 /*
  * cudaMemset* (height 0: the 1D call) and cudaMemset2D*.  The asynchronous
- * ones are posted: CUDA too reports their errors at a later call.
+ * ones are posted when they stay inside one of our allocations: CUDA
+ * reports a bad pointer at the call, and the worker's CUDA then does.
  */
 static cudaError_t xc_memset_any(void *p, size_t pitch, int value,
 				 size_t width, size_t height,
@@ -153,7 +154,9 @@ static cudaError_t xc_memset_any(void *p, size_t pitch, int value,
 	a1.value = a2.value = value;
 	a1.flags = a2.flags = async ? XCUDA_COPY_ASYNC : 0;
 	a1.stream = a2.stream = sh;
-	if (async)
+	if (async && xc_range_dev_extent((uintptr_t)p, height ?
+					 xc_extent_2d(pitch, width, height) :
+					 width))
 		return xc_post(op, a);
 	return xc_forward(op, a, NULL);
 }

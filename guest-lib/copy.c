@@ -11,6 +11,11 @@
 #include "guest.h"
 
 #define XC_WINDOW 8
+/*
+ * A direct copy's answer is spun for as long as the copy would take at
+ * this rate, well below PCIe 5.0's 55 GB/s: CUDA, too, spins through it.
+ */
+#define XC_COPY_BYTES_PER_NS 32
 
 /* Where a pointer of a copy lives. */
 enum xc_side { XC_HOST, XC_ARENA, XC_DEV };
@@ -60,7 +65,24 @@ struct xc_inflight {
 	uint64_t off;		/* staging block, D2H: read on answer */
 	uint8_t *host;		/* D2H: where the chunk goes */
 	uint64_t len;
+	uint64_t rows;		/* D2H: rows of @width, @hpitch apart */
+	uint64_t width;
+	uint64_t hpitch;
 };
+
+/* Staging rows @width apart to or from host rows @hpitch apart. */
+static void xc_copy_rows(uint8_t *dst, size_t dpitch, const uint8_t *src,
+			 size_t spitch, size_t width, uint64_t rows)
+{
+	uint64_t i;
+
+	if (rows == 1) {
+		xc_par_memcpy(dst, src, width);
+		return;
+	}
+	for (i = 0; i < rows; i++)
+		memcpy(dst + i * dpitch, src + i * spitch, width);
+}
 
 /* Waits for the oldest chunk; D2H chunks are copied out.  Lock held. */
 static cudaError_t xc_retire(struct xc_session *s, struct xc_inflight *q,
@@ -75,7 +97,8 @@ static cudaError_t xc_retire(struct xc_session *s, struct xc_inflight *q,
 	if (!e)
 		e = (cudaError_t)rsp.status;
 	if (!e && !err && c->host)
-		memcpy(c->host, xc_arena_ptr(s, c->off), c->len);
+		xc_copy_rows(c->host, c->hpitch, xc_arena_ptr(s, c->off),
+			     c->width, c->width, c->rows);
 	if (c->host)
 		xc_arena_release(s->staging, c->off);
 	(*head)++;
@@ -127,16 +150,15 @@ static cudaError_t xc_staged(struct xc_session *s, int to_dev,
 			nrows = 1;
 			c->len = got < width - col ? got : width - col;
 		}
-		if (to_dev) {
-			size_t i;
-
-			for (i = 0; i < nrows; i++)
-				memcpy(xc_arena_ptr(s, off + i * width),
-				       host + (row + i) * hpitch + col,
-				       two_d ? width : c->len);
-		} else {
+		c->rows = nrows;
+		c->width = two_d ? width : c->len;
+		c->hpitch = hpitch;
+		if (to_dev)
+			xc_copy_rows(xc_arena_ptr(s, off), c->width,
+				     host + row * hpitch + col, hpitch,
+				     c->width, nrows);
+		else
 			c->host = host + row * hpitch + col;
-		}
 		if (two_d) {
 			struct xcuda_memcpy2d_args a = { 0 };
 			uint64_t d = dev + row * dpitch;
@@ -190,13 +212,30 @@ static cudaError_t xc_staged(struct xc_session *s, int to_dev,
 	return err;
 }
 
-/* One request naming arena offsets or device pointers only.  Lock held. */
+/*
+ * One request naming arena offsets or device pointers only.  Lock held.
+ * An asynchronous one is posted only if its device sides are our own
+ * allocations (@known): CUDA reports other pointers at the call.
+ */
 static cudaError_t xc_direct(struct xc_session *s, struct xcuda_request *req,
-			     int async)
+			     int async, int known, uint64_t bytes)
 {
-	if (async)
+	cudaError_t err;
+
+	if (async && known)
 		return xc_post_locked(s, req, UINT64_MAX);
-	return xc_call_locked(s, req, NULL, 0);
+	s->t.expect_ns = bytes / XC_COPY_BYTES_PER_NS;
+	err = xc_call_locked(s, req, NULL, 0);
+	s->t.expect_ns = 0;
+	return err;
+}
+
+/* Whether the device sides of a copy are extents of our allocations. */
+static int xc_known(enum xc_side ss, const void *src, uint64_t sext,
+		    enum xc_side ds, const void *dst, uint64_t dext)
+{
+	return (ss != XC_DEV || xc_range_dev_extent((uintptr_t)src, sext)) &&
+	       (ds != XC_DEV || xc_range_dev_extent((uintptr_t)dst, dext));
 }
 
 cudaError_t xc_memcpy(void *dst, const void *src, size_t count,
@@ -244,7 +283,9 @@ cudaError_t xc_memcpy(void *dst, const void *src, size_t count,
 		a.stream = sh;
 		xc_req_init(&req, XCUDA_OP_MEMCPY, sizeof(a));
 		memcpy(req.args, &a, sizeof(a));
-		err = xc_direct(s, &req, async);
+		err = xc_direct(s, &req, async,
+				xc_known(ss, src, count, ds, dst, count),
+				count);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return xc_ret(err);
@@ -310,7 +351,9 @@ cudaError_t xc_memcpy2d(void *dst, size_t dpitch, const void *src,
 		a.stream = sh;
 		xc_req_init(&req, XCUDA_OP_MEMCPY_2D, sizeof(a));
 		memcpy(req.args, &a, sizeof(a));
-		err = xc_direct(s, &req, async);
+		err = xc_direct(s, &req, async,
+				xc_known(ss, src, sext, ds, dst, dext),
+				(uint64_t)width * height);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return xc_ret(err);

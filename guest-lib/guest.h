@@ -135,6 +135,12 @@ cudaError_t xc_take_latched(struct xc_session *s);
 uint64_t xc_staging_get(struct xc_session *s, uint64_t want, uint64_t min,
 			uint64_t *got);
 
+/*
+ * memcpy, split over the helper threads of copy_pool.c when @len is
+ * large enough to pay for them.
+ */
+void xc_par_memcpy(void *dst, const void *src, size_t len);
+
 static inline void *xc_arena_ptr(struct xc_session *s, uint64_t off)
 {
 	return (uint8_t *)s->t.arena + off;
@@ -188,6 +194,15 @@ int xc_range_del(uintptr_t start, int kind, struct xc_range *out);
 /* Finds the range containing @p; 0 if found. */
 int xc_range_find(uintptr_t p, struct xc_range *out);
 void xc_range_drop_kind(int kind);
+/*
+ * Whether [p, p + len) is a non-empty part of one device allocation that
+ * this process made: only then may an asynchronous call on it be posted.
+ * CUDA checks device pointers at the call, so any other extent goes as a
+ * synchronous call, to return CUDA's own answer where CUDA returns it.
+ */
+int xc_range_dev_extent(uintptr_t p, uint64_t len);
+/* Bytes a pitched region spans; 0 if empty, malformed or overflowing. */
+uint64_t xc_extent_2d(uint64_t pitch, uint64_t width, uint64_t height);
 
 /* ---- copies (copy.c) ---- */
 

@@ -118,3 +118,19 @@ void xc_range_drop_kind(int kind)
 	xc_nranges = j;
 	pthread_mutex_unlock(&xc_ranges_lock);
 }
+
+int xc_range_dev_extent(uintptr_t p, uint64_t len)
+{
+	struct xc_range r;
+
+	return len && !xc_range_find(p, &r) && r.kind == XC_R_DEVICE &&
+	       len <= r.size - (p - r.start);
+}
+
+uint64_t xc_extent_2d(uint64_t pitch, uint64_t width, uint64_t height)
+{
+	if (!width || !height || width > pitch ||
+	    height - 1 > (UINT64_MAX - width) / pitch)
+		return 0;
+	return pitch * (height - 1) + width;
+}

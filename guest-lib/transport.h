@@ -41,6 +41,12 @@ struct xc_transport {
 	uint64_t arena_size;
 	uint32_t session;	/* id the peer assigned */
 	unsigned int ring_slots;	/* most requests in flight */
+	/*
+	 * How long the answer being waited for should take, if the caller
+	 * knows (a large copy): a transport that spins before it sleeps
+	 * may spin that long.  Session lock.
+	 */
+	uint64_t expect_ns;
 	void *priv;		/* the transport's own state */
 };
 

@@ -34,7 +34,7 @@
 
 #define XC_LOCAL_RING_ORDER	4
 #define XC_LOCAL_ARENA		(1ull << 30)
-#define XC_LOCAL_SPIN_US	20
+#define XC_LOCAL_SPIN_US	1000
 #define XC_LOCAL_SPIN_MAX_US	1000000
 /* The daemon forks a worker before it answers; give it time. */
 #define XC_LOCAL_HANDSHAKE_MS	30000
@@ -291,7 +291,9 @@ static int xc_local_receive(struct xc_transport *t,
 		if (!spun && l->spin_ns && timeout_ms &&
 		    l->front.req_prod_pvt != l->front.rsp_cons) {
 			spun = 1;
-			end = xc_now_ns() + l->spin_ns;
+			/* Waking costs ~20 us: not worth it inside a copy. */
+			end = xc_now_ns() + (t->expect_ns > l->spin_ns ?
+					     t->expect_ns : l->spin_ns);
 			if (xc_spin(l, end < deadline ? end : deadline))
 				continue;
 		}

@@ -97,6 +97,23 @@ int main(void)
 	printf("h2d async: match=%d\n", memcmp(win, wwin, sizeof(win)) == 0);
 	REQUIRE(memcmp(win, wwin, sizeof(win)) == 0, "2D async h2d");
 
+	/* D2H into pageable memory with a host pitch larger than width: the
+	 * bytes between the rows stay as they were */
+	const int GP = W + 24;
+	unsigned char *gap = (unsigned char *)malloc(GP * H);
+	REQUIRE(gap, "host malloc");
+	memset(gap, 0xee, GP * H);
+	CK(cudaMemcpy2D(gap, GP, d, pitch, W, H, cudaMemcpyDeviceToHost));
+	int gbad = 0;
+	for (int y = 0; y < H; y++) {
+		gbad += memcmp(gap + y * GP, want + y * W, W) != 0;
+		for (int x = W; x < GP; x++)
+			gbad += gap[y * GP + x] != 0xee;
+	}
+	printf("pitched d2h: bad=%d\n", gbad);
+	REQUIRE(gbad == 0, "2D d2h into a pitched host buffer");
+	free(gap);
+
 	/* invalid: width larger than pitch */
 	EXPECT(cudaErrorInvalidPitchValue,
 	       cudaMemcpy2D(dst, 10, d, pitch, 20, 2, cudaMemcpyDeviceToHost));

@@ -70,6 +70,35 @@ static void test_ranges(void)
 	CHECK(xc_range_find(0x10000, &out), "range-drop-kind");
 }
 
+static void test_dev_extents(void)
+{
+	struct xc_range r = { 0 };
+
+	r.start = 0x7000000;
+	r.size = 0x1000;
+	r.kind = XC_R_DEVICE;
+	xc_range_add(&r);
+	CHECK(xc_range_dev_extent(0x7000000, 0x1000), "extent-whole-block");
+	CHECK(xc_range_dev_extent(0x7000ff0, 16), "extent-tail");
+	CHECK(!xc_range_dev_extent(0x7000ff0, 17), "extent-runs-off-the-end");
+	CHECK(!xc_range_dev_extent(0x7000000, 0), "extent-empty-is-not-known");
+	CHECK(!xc_range_dev_extent(0x6ffffff, 2), "extent-starts-before");
+	CHECK(!xc_range_dev_extent(0x7000010, UINT64_MAX),
+	      "extent-huge-length");
+	xc_range_del(0x7000000, XC_R_DEVICE, NULL);
+	CHECK(!xc_range_dev_extent(0x7000000, 1), "extent-freed-block");
+	r.kind = XC_R_HOST_PINNED;
+	xc_range_add(&r);
+	CHECK(!xc_range_dev_extent(0x7000000, 1), "extent-host-is-not-device");
+	xc_range_del(0x7000000, XC_R_HOST_PINNED, NULL);
+
+	CHECK(xc_extent_2d(256, 100, 3) == 612, "extent2d-span");
+	CHECK(xc_extent_2d(256, 100, 0) == 0 && xc_extent_2d(256, 0, 5) == 0,
+	      "extent2d-empty");
+	CHECK(xc_extent_2d(100, 101, 2) == 0, "extent2d-width-over-pitch");
+	CHECK(xc_extent_2d(UINT64_MAX / 2, 8, 4) == 0, "extent2d-overflow");
+}
+
 static void test_errors(void)
 {
 	int i, same = 1;
@@ -95,6 +124,7 @@ int main(void)
 {
 	test_arena();
 	test_ranges();
+	test_dev_extents();
 	test_errors();
 	return check_summary();
 }

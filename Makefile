@@ -30,14 +30,18 @@ CUDART    := -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
 
 # guest-lib: api_*.c export the CUDA runtime API; the rest is internals
 # that unit tests may link too.
+# common/: code that both the guest library and the worker link.
+COMMON_SRC := $(wildcard common/*.c)
+
 GUEST_API  := $(wildcard guest-lib/api_*.c)
-GUEST_INT  := $(filter-out $(GUEST_API),$(wildcard guest-lib/*.c))
+GUEST_INT  := $(filter-out $(GUEST_API),$(wildcard guest-lib/*.c)) $(COMMON_SRC)
 GUEST_OBJ  := $(GUEST_API:%.c=$(B)/%.o) $(GUEST_INT:%.c=$(B)/%.o)
 GUEST_SO   := $(B)/lib/libcudart.so.13
 GUEST_EXPORTS := guest-lib/exports/libcudart.so.13.syms
 
 DAEMON_MAIN := dom0-daemon/xcudad.c
-DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c))
+DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c)) \
+	       $(COMMON_SRC)
 XCUDAD      := $(B)/bin/xcudad
 XCUDACTL    := $(B)/bin/xcudactl
 

@@ -24,24 +24,40 @@ CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=undefined
 LDFLAGS   += -fsanitize=address,undefined
 endif
-CPPFLAGS  := -I. -Iinclude -I$(CUDA_HOME)/include
+# Debian's python3 with its python3-clang, whatever python3 comes first.
+PYTHON    ?= /usr/bin/python3
+GEN       := $(B)/gen
+CPPFLAGS  := -I. -Iinclude -I$(GEN)/include -I$(CUDA_HOME)/include
 XCFLAGS    = $(CSTD) $(WARN) $(CFLAGS) -fPIC -pthread -MMD -MP
 CUDART    := -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
 
 # guest-lib: api_*.c export the CUDA runtime API; the rest is internals
 # that unit tests may link too.
-# common/: code that both the guest library and the worker link.
-COMMON_SRC := $(wildcard common/*.c)
+# The call description: tools/gen-calls.py writes the wire layouts, the
+# guest entry points and the worker's dispatch from it into $(GEN).
+SPEC       := spec/xcuda.calls spec/cudart.calls
+GEN_STAMP  := $(GEN)/stamp
+GEN_HDRS   := $(GEN)/include/xcuda/calls.h $(GEN)/include/xcuda/guest_calls.h \
+	      $(GEN)/include/xcuda/worker_handlers.h
+GEN_COMMON := $(GEN)/common/calls_table.c
+GEN_GUEST  := $(GEN)/guest-lib/entries.c
+GEN_DAEMON := $(GEN)/dom0-daemon/dispatch.c
 
-GUEST_API  := $(wildcard guest-lib/api_*.c)
+# common/: code that both the guest library and the worker link.
+COMMON_SRC := $(wildcard common/*.c) $(GEN_COMMON)
+
+GUEST_API  := $(wildcard guest-lib/api_*.c) $(GEN_GUEST)
 GUEST_INT  := $(filter-out $(GUEST_API),$(wildcard guest-lib/*.c)) $(COMMON_SRC)
-GUEST_OBJ  := $(GUEST_API:%.c=$(B)/%.o) $(GUEST_INT:%.c=$(B)/%.o)
+# Objects: $(B)/path.o, and generated sources' beside them in $(GEN).
+obj = $(patsubst %.c,%.o,$(filter $(GEN)/%,$1)) \
+      $(patsubst %.c,$(B)/%.o,$(filter-out $(GEN)/%,$1))
+GUEST_OBJ  := $(call obj,$(GUEST_API) $(GUEST_INT))
 GUEST_SO   := $(B)/lib/libcudart.so.13
 GUEST_EXPORTS := guest-lib/exports/libcudart.so.13.syms
 
 DAEMON_MAIN := dom0-daemon/xcudad.c
 DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c)) \
-	       $(COMMON_SRC)
+	       $(GEN_DAEMON) $(COMMON_SRC)
 XCUDAD      := $(B)/bin/xcudad
 XCUDACTL    := $(B)/bin/xcudactl
 
@@ -49,9 +65,9 @@ UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
 .PHONY: all deps deps-xen modules check check-xen check-gpu demo demo-xen bench \
-	clean
+	clean docs check-docs
 
-all: $(GUEST_SO) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN)
+all: $(GUEST_SO) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
 
 deps:
 	@tools/deps.sh
@@ -65,8 +81,41 @@ modules:
 	$(MAKE) -C guest-kmod
 	$(MAKE) -C dom0-kmod
 
-$(B)/%.o: %.c
+# The generator skips its work (and libclang) when the stamp's hash of
+# the description and of itself still matches.
+$(GEN_STAMP): $(SPEC) tools/gen-calls.py
+	$(PYTHON) tools/gen-calls.py code --out $(GEN) \
+		--cuda-include $(CUDA_HOME)/include $(SPEC)
+$(GEN_HDRS) $(GEN_COMMON) $(GEN_GUEST) $(GEN_DAEMON): $(GEN_STAMP)
+
+$(GEN)/docs/commands.md: $(SPEC) tools/gen-calls.py
+	$(PYTHON) tools/gen-calls.py docs --out $@ \
+		--cuda-include $(CUDA_HOME)/include $(SPEC)
+
+# The committed documents: make docs rewrites them, make check compares.
+STATUS_ARGS = --exports $(GUEST_EXPORTS) --impl $(B)/guest-lib/impl.syms \
+	      --local guest-lib/exports/local.txt $(SPEC)
+docs: $(GEN)/docs/commands.md $(B)/guest-lib/impl.syms
+	cp $(GEN)/docs/commands.md docs/commands.md
+	$(PYTHON) tools/gen-calls.py status --out docs/STATUS.md $(STATUS_ARGS)
+
+check-docs: $(GEN)/docs/commands.md $(B)/guest-lib/impl.syms
+	@cmp -s $(GEN)/docs/commands.md docs/commands.md || \
+		{ echo "docs/commands.md is out of date: make docs" >&2; exit 1; }
+	$(PYTHON) tools/gen-calls.py status --check --out docs/STATUS.md \
+		$(STATUS_ARGS)
+
+$(B)/%.o: %.c | $(GEN_STAMP)
 	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(XCFLAGS) -c $< -o $@
+
+# Generated sources compile as if they sat beside the ones they serve.
+$(GEN)/guest-lib/%.o: $(GEN)/guest-lib/%.c
+	$(CC) $(CPPFLAGS) -Iguest-lib $(XCFLAGS) -c $< -o $@
+$(GEN)/dom0-daemon/%.o: $(GEN)/dom0-daemon/%.c
+	$(CC) $(CPPFLAGS) -Idom0-daemon $(XCFLAGS) \
+		-c $< -o $@
+$(GEN)/common/%.o: $(GEN)/common/%.c
 	$(CC) $(CPPFLAGS) $(XCFLAGS) -c $< -o $@
 
 # The stubs cover every export that no api_*.c defines.
@@ -91,11 +140,11 @@ $(GUEST_SO): $(GUEST_OBJ) $(B)/guest-lib/gen/stubs.o $(B)/guest-lib/gen/libcudar
 		$(LDFLAGS) -lrt
 	ln -sf libcudart.so.13 $(B)/lib/libcudart.so
 
-$(B)/libxcguest.a: $(GUEST_INT:%.c=$(B)/%.o)
+$(B)/libxcguest.a: $(call obj,$(GUEST_INT))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/libxcdaemon.a: $(DAEMON_INT:%.c=$(B)/%.o)
+$(B)/libxcdaemon.a: $(call obj,$(DAEMON_INT))
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 

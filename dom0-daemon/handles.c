@@ -116,3 +116,13 @@ int xd_stream_lookup(struct xd_htab *t, uint32_t h, cudaStream_t *out)
 	*out = (cudaStream_t)e->ptr;
 	return 0;
 }
+
+int xd_event_lookup(struct xd_htab *t, uint32_t h, cudaEvent_t *out)
+{
+	struct xd_hent *e = xd_htab_get(t, h);
+
+	if (!e)
+		return cudaErrorInvalidResourceHandle;
+	*out = (cudaEvent_t)e->ptr;
+	return 0;
+}

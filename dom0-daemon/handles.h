@@ -49,5 +49,7 @@ uint32_t xd_htab_next(const struct xd_htab *t, uint32_t h);
  * cudaErrorInvalidResourceHandle.
  */
 int xd_stream_lookup(struct xd_htab *t, uint32_t h, cudaStream_t *out);
+/* Resolves a wire event handle, live in @t: 0 or the same error. */
+int xd_event_lookup(struct xd_htab *t, uint32_t h, cudaEvent_t *out);
 
 #endif /* XCUDAD_HANDLES_H */

@@ -46,47 +46,44 @@ static void *xd_dev(uint64_t p)
 	return (void *)(uintptr_t)p;
 }
 
-int xd_op_malloc(struct xd_session *s, struct xd_call *call)
+int xd_op_malloc(struct xd_session *s, const struct xcuda_malloc_args *a,
+		 struct xcuda_malloc_res *r, struct xd_call *call)
 {
-	struct xcuda_malloc_args a;
-	struct xcuda_u64_res r;
 	void *p = NULL;
 	cudaError_t err;
 
 	(void)s;
-	XD_ARGS(call, a);
-	err = cudaMalloc(&p, a.size);
+	(void)call;
+	err = cudaMalloc(&p, a->size);
 	if (!err) {
-		r.value = (uintptr_t)p;
-		memcpy(call->res, &r, sizeof(r));
+		r->ptr = (uintptr_t)p;
 	}
 	return err;
 }
 
-int xd_op_free(struct xd_session *s, struct xd_call *call)
+int xd_op_free(struct xd_session *s, const struct xcuda_free_args *a,
+	       struct xd_call *call)
 {
-	struct xcuda_ptr_args a;
 
 	(void)s;
-	XD_ARGS(call, a);
-	return cudaFree(xd_dev(a.ptr));
+	(void)call;
+	return cudaFree(xd_dev(a->ptr));
 }
 
-int xd_op_malloc_pitch(struct xd_session *s, struct xd_call *call)
+int xd_op_malloc_pitch(struct xd_session *s,
+		       const struct xcuda_malloc_pitch_args *a,
+		       struct xcuda_malloc_pitch_res *r, struct xd_call *call)
 {
-	struct xcuda_pitch_args a;
-	struct xcuda_pitch_res r;
 	size_t pitch = 0;
 	void *p = NULL;
 	cudaError_t err;
 
 	(void)s;
-	XD_ARGS(call, a);
-	err = cudaMallocPitch(&p, &pitch, a.width, a.height);
+	(void)call;
+	err = cudaMallocPitch(&p, &pitch, a->width, a->height);
 	if (!err) {
-		r.ptr = (uintptr_t)p;
-		r.pitch = pitch;
-		memcpy(call->res, &r, sizeof(r));
+		r->ptr = (uintptr_t)p;
+		r->pitch = pitch;
 	}
 	return err;
 }
@@ -148,33 +145,33 @@ static uint64_t xd_span_2d(uint64_t pitch, uint64_t width, uint64_t height,
 
 #define XD_COPY_FLAGS	(XCUDA_COPY_ASYNC | XCUDA_COPY_STAGED)
 
-int xd_op_memcpy(struct xd_session *s, struct xd_call *call)
+int xd_op_memcpy(struct xd_session *s, const struct xcuda_memcpy_args *a,
+		 struct xd_call *call)
 {
-	struct xcuda_memcpy_args a;
 	enum cudaMemcpyKind kind;
 	cudaStream_t st;
 	void *d, *sp;
 	cudaError_t err;
 
-	XD_ARGS(call, a);
-	if (a.flags & ~XD_COPY_FLAGS)
+	(void)call;
+	if (a->flags & ~XD_COPY_FLAGS)
 		return cudaErrorInvalidValue;
-	err = xd_copy_sides(s, a.dir, a.dst, a.src, a.count, &d, &sp, &kind);
+	err = xd_copy_sides(s, a->dir, a->dst, a->src, a->count, &d, &sp, &kind);
 	if (err)
 		return err;
-	if (!(a.flags & XCUDA_COPY_ASYNC))
-		return cudaMemcpy(d, sp, a.count, kind);
-	err = xd_stream_lookup(&s->streams, a.stream, &st);
+	if (!(a->flags & XCUDA_COPY_ASYNC))
+		return cudaMemcpy(d, sp, a->count, kind);
+	err = xd_stream_lookup(&s->streams, a->stream, &st);
 	if (!err)
-		err = cudaMemcpyAsync(d, sp, a.count, kind, st);
-	if (!err && (a.flags & XCUDA_COPY_STAGED))
+		err = cudaMemcpyAsync(d, sp, a->count, kind, st);
+	if (!err && (a->flags & XCUDA_COPY_STAGED))
 		err = cudaStreamSynchronize(st);
 	return err;
 }
 
-int xd_op_memcpy_2d(struct xd_session *s, struct xd_call *call)
+int xd_op_memcpy_2d(struct xd_session *s, const struct xcuda_memcpy_2d_args *a,
+		    struct xd_call *call)
 {
-	struct xcuda_memcpy2d_args a;
 	enum cudaMemcpyKind kind;
 	uint64_t span = 0;
 	cudaStream_t st;
@@ -182,26 +179,26 @@ int xd_op_memcpy_2d(struct xd_session *s, struct xd_call *call)
 	cudaError_t err;
 	int ok = 1;
 
-	XD_ARGS(call, a);
-	if (a.flags & ~XD_COPY_FLAGS)
+	(void)call;
+	if (a->flags & ~XD_COPY_FLAGS)
 		return cudaErrorInvalidValue;
-	if (a.dir == XCUDA_COPY_H2D)
-		span = xd_span_2d(a.spitch, a.width, a.height, &ok);
-	else if (a.dir == XCUDA_COPY_D2H)
-		span = xd_span_2d(a.dpitch, a.width, a.height, &ok);
+	if (a->dir == XCUDA_COPY_H2D)
+		span = xd_span_2d(a->spitch, a->width, a->height, &ok);
+	else if (a->dir == XCUDA_COPY_D2H)
+		span = xd_span_2d(a->dpitch, a->width, a->height, &ok);
 	if (!ok)
 		return cudaErrorInvalidValue;
-	err = xd_copy_sides(s, a.dir, a.dst, a.src, span, &d, &sp, &kind);
+	err = xd_copy_sides(s, a->dir, a->dst, a->src, span, &d, &sp, &kind);
 	if (err)
 		return err;
-	if (!(a.flags & XCUDA_COPY_ASYNC))
-		return cudaMemcpy2D(d, a.dpitch, sp, a.spitch, a.width,
-				    a.height, kind);
-	err = xd_stream_lookup(&s->streams, a.stream, &st);
+	if (!(a->flags & XCUDA_COPY_ASYNC))
+		return cudaMemcpy2D(d, a->dpitch, sp, a->spitch, a->width,
+				    a->height, kind);
+	err = xd_stream_lookup(&s->streams, a->stream, &st);
 	if (!err)
-		err = cudaMemcpy2DAsync(d, a.dpitch, sp, a.spitch, a.width,
-					a.height, kind, st);
-	if (!err && (a.flags & XCUDA_COPY_STAGED))
+		err = cudaMemcpy2DAsync(d, a->dpitch, sp, a->spitch, a->width,
+					a->height, kind, st);
+	if (!err && (a->flags & XCUDA_COPY_STAGED))
 		err = cudaStreamSynchronize(st);
 	return err;
 }
@@ -231,41 +228,39 @@ static int xd_memset_any(struct xd_session *s, uint64_t ptr, uint64_t pitch,
 		       cudaMemset(xd_dev(ptr), value, width);
 }
 
-int xd_op_memset(struct xd_session *s, struct xd_call *call)
+int xd_op_memset(struct xd_session *s, const struct xcuda_memset_args *a,
+		 struct xd_call *call)
 {
-	struct xcuda_memset_args a;
 
-	XD_ARGS(call, a);
-	return xd_memset_any(s, a.ptr, 0, a.value, a.count, 1, a.flags,
-			     a.stream, 0);
+	(void)call;
+	return xd_memset_any(s, a->ptr, 0, a->value, a->count, 1, a->flags,
+			     a->stream, 0);
 }
 
-int xd_op_memset_2d(struct xd_session *s, struct xd_call *call)
+int xd_op_memset_2d(struct xd_session *s, const struct xcuda_memset_2d_args *a,
+		    struct xd_call *call)
 {
-	struct xcuda_memset2d_args a;
 
-	XD_ARGS(call, a);
-	return xd_memset_any(s, a.ptr, a.pitch, a.value, a.width, a.height,
-			     a.flags, a.stream, 1);
+	(void)call;
+	return xd_memset_any(s, a->ptr, a->pitch, a->value, a->width, a->height,
+			     a->flags, a->stream, 1);
 }
 
-int xd_op_arena_pin(struct xd_session *s, struct xd_call *call)
+int xd_op_arena_pin(struct xd_session *s, const struct xcuda_arena_pin_args *a,
+		    struct xcuda_arena_pin_res *r, struct xd_call *call)
 {
-	struct xcuda_pin_args a;
-	struct xcuda_pin_res r = { 0 };
 	struct xd_pin *p;
 	unsigned int flags;
 	void *dp = NULL;
 	cudaError_t err;
 
-	XD_ARGS(call, a);
 	if (s->npins >= XD_MAX_PINS)
 		return cudaErrorMemoryAllocation;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return cudaErrorMemoryAllocation;
 	/* Under unified addressing pinned memory is mapped anyway. */
-	flags = (a.flags & cudaHostRegisterPortable) | cudaHostRegisterMapped;
+	flags = (a->flags & cudaHostRegisterPortable) | cudaHostRegisterMapped;
 	err = cudaHostRegister(call->data, call->data_len, flags);
 	if (err) {
 		free(p);
@@ -277,13 +272,12 @@ int xd_op_arena_pin(struct xd_session *s, struct xd_call *call)
 		free(p);
 		return err;
 	}
-	r.device_ptr = (uintptr_t)dp;
+	r->device_ptr = (uintptr_t)dp;
 	p->off = call->req->hdr.data_off;
 	p->len = call->data_len;
 	p->next = s->pins;
 	s->pins = p;
 	s->npins++;
-	memcpy(call->res, &r, sizeof(r));
 	return 0;
 }
 
@@ -303,7 +297,7 @@ int xd_op_arena_unpin(struct xd_session *s, struct xd_call *call)
 	return cudaHostUnregister(call->data);
 }
 
-void xd_pins_fini(struct xd_session *s)
+static void xd_pins_fini(struct xd_session *s)
 {
 	struct xd_pin *p;
 
@@ -315,3 +309,5 @@ void xd_pins_fini(struct xd_session *s)
 	}
 	s->npins = 0;
 }
+
+XD_SESSION_HOOKS(pins, 30, NULL, xd_pins_fini);

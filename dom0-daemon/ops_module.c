@@ -50,6 +50,7 @@
  *              (func, block_size, shmem, flags) -> {value}.
  * Unknown module or kernel handles answer cudaErrorInvalidResourceHandle.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,14 +79,7 @@ struct xd_func {
 
 #define XD_MOD_FLAGS	(XCUDA_MOD_FIRST | XCUDA_MOD_LAST)
 
-static void xd_put_handle(struct xd_call *call, uint32_t h)
-{
-	struct xcuda_handle_res r = { .handle = h };
-
-	memcpy(call->res, &r, sizeof(r));
-}
-
-void xd_upload_drop(struct xd_session *s)
+static void xd_upload_drop(struct xd_session *s)
 {
 	free(s->upload.image);
 	memset(&s->upload, 0, sizeof(s->upload));
@@ -128,55 +122,53 @@ static int xd_module_load(struct xd_session *s, uint8_t *image,
 	return 0;
 }
 
-int xd_op_module_data(struct xd_session *s, struct xd_call *call)
+int xd_op_module_data(struct xd_session *s,
+		      const struct xcuda_module_data_args *a,
+		      struct xcuda_module_data_res *r, struct xd_call *call)
 {
 	struct xd_upload *u = &s->upload;
-	struct xcuda_module_args a;
 	uint64_t len = call->data_len;
 	uint8_t *image;
 	uint32_t h = 0;
 	int err;
 
-	XD_ARGS(call, a);
-	if (a.flags & ~XD_MOD_FLAGS)
+	if (a->flags & ~XD_MOD_FLAGS)
 		goto bad;
-	if (a.flags & XCUDA_MOD_FIRST) {
+	if (a->flags & XCUDA_MOD_FIRST) {
 		xd_upload_drop(s);
-		if (a.offset || !a.total || a.total > XCUDA_MAX_MODULE)
+		if (a->offset || !a->total || a->total > XCUDA_MAX_MODULE)
 			return cudaErrorInvalidValue;
 		/*
 		 * One more byte, a NUL: CUDA takes an image that is not a
 		 * cubin or fatbinary for PTX text and reads it up to a NUL.
 		 */
-		u->image = malloc(a.total + 1);
+		u->image = malloc(a->total + 1);
 		if (!u->image)
 			return cudaErrorMemoryAllocation;
-		u->image[a.total] = 0;
-		u->total = a.total;
-	} else if (!u->image || a.total != u->total) {
+		u->image[a->total] = 0;
+		u->total = a->total;
+	} else if (!u->image || a->total != u->total) {
 		goto bad;
 	}
-	if (a.offset != u->got || len > u->total - u->got)
+	if (a->offset != u->got || len > u->total - u->got)
 		goto bad;
 	memcpy(u->image + u->got, call->data, len);
 	u->got += len;
-	if (!(a.flags & XCUDA_MOD_LAST)) {
-		xd_put_handle(call, 0);
+	if (!(a->flags & XCUDA_MOD_LAST))
 		return 0;
-	}
 	if (u->got != u->total)
 		goto bad;
 	image = u->image;
 	u->image = NULL;
 	xd_upload_drop(s);
 	/* The hash covers our private copy: later guest writes don't count. */
-	if (xcuda_fnv1a64(0, image, a.total) != a.hash) {
+	if (xcuda_fnv1a64(0, image, a->total) != a->hash) {
 		free(image);
 		return cudaErrorInvalidValue;
 	}
-	err = xd_module_load(s, image, a.total, a.hash, &h);
+	err = xd_module_load(s, image, a->total, a->hash, &h);
 	if (!err)
-		xd_put_handle(call, h);
+		r->handle = h;
 	return err;
 bad:
 	xd_upload_drop(s);
@@ -216,27 +208,28 @@ static void xd_module_free(struct xd_hent *e)
 	free(m);
 }
 
-int xd_op_module_unload(struct xd_session *s, struct xd_call *call)
+int xd_op_module_unload(struct xd_session *s,
+			const struct xcuda_module_unload_args *a,
+			struct xd_call *call)
 {
-	struct xcuda_handle_args a;
 	struct xd_module *m;
 	struct xd_hent *e;
 	cudaError_t err;
 
-	XD_ARGS(call, a);
-	e = xd_htab_get(&s->modules, a.handle);
+	(void)call;
+	e = xd_htab_get(&s->modules, a->module);
 	if (!e)
 		return cudaErrorInvalidResourceHandle;
-	xd_funcs_drop(s, a.handle);
+	xd_funcs_drop(s, a->module);
 	m = e->meta;
 	err = cudaLibraryUnload((cudaLibrary_t)e->ptr);
 	free(m->image);
 	free(m);
-	xd_htab_del(&s->modules, a.handle);
+	xd_htab_del(&s->modules, a->module);
 	return err;
 }
 
-void xd_modules_fini(struct xd_session *s)
+static void xd_modules_fini(struct xd_session *s)
 {
 	uint32_t h;
 
@@ -263,17 +256,15 @@ static int xd_get_name(const struct xd_call *call, char *buf)
 	return 0;
 }
 
-static int xd_module_arg(struct xd_session *s, struct xd_call *call,
+static int xd_module_arg(struct xd_session *s, uint32_t module,
 			 uint32_t *mh, cudaLibrary_t *lib)
 {
-	struct xcuda_symbol_args a;
 	struct xd_hent *e;
 
-	XD_ARGS(call, a);
-	e = xd_htab_get(&s->modules, a.module);
+	e = xd_htab_get(&s->modules, module);
 	if (!e)
 		return cudaErrorInvalidResourceHandle;
-	*mh = a.module;
+	*mh = module;
 	*lib = (cudaLibrary_t)e->ptr;
 	return 0;
 }
@@ -378,23 +369,22 @@ out:
 	return err;
 }
 
-static int xd_func_answer(struct xd_call *call, uint32_t h,
-			  const struct xd_func *f)
+static int xd_func_answer(struct xd_call *call, struct xcuda_func_get_res *r,
+			  uint32_t h, const struct xd_func *f)
 {
-	struct xcuda_func_res r = { 0 };
 	uint64_t need = (uint64_t)f->nparams * sizeof(*f->params);
 
 	if (need > call->data_len)
 		return cudaErrorInvalidValue;
 	memcpy(call->data, f->params, need);
-	r.handle = h;
-	r.nparams = f->nparams;
-	r.args_size = f->args_size;
-	memcpy(call->res, &r, sizeof(r));
+	r->handle = h;
+	r->nparams = f->nparams;
+	r->args_size = f->args_size;
 	return 0;
 }
 
-int xd_op_func_get(struct xd_session *s, struct xd_call *call)
+int xd_op_func_get(struct xd_session *s, const struct xcuda_func_get_args *a,
+		   struct xcuda_func_get_res *r, struct xd_call *call)
 {
 	char name[XCUDA_NAME_MAX];
 	struct xd_func *f;
@@ -407,14 +397,14 @@ int xd_op_func_get(struct xd_session *s, struct xd_call *call)
 	/* The guest's bytes first, then its handles. */
 	err = xd_get_name(call, name);
 	if (!err)
-		err = xd_module_arg(s, call, &mh, &lib);
+		err = xd_module_arg(s, a->module, &mh, &lib);
 	if (err)
 		return err;
 	for (h = 0; (h = xd_htab_next(&s->funcs, h));) {
 		e = xd_htab_get(&s->funcs, h);
 		f = e->meta;
 		if (e->owner == mh && !strcmp(f->name, name))
-			return xd_func_answer(call, h, f);
+			return xd_func_answer(call, r, h, f);
 	}
 	err = cudaLibraryGetKernel(&k, lib, name);
 	if (err)
@@ -441,16 +431,16 @@ int xd_op_func_get(struct xd_session *s, struct xd_call *call)
 		goto fail;
 	e->meta = f;
 	e->owner = mh;
-	return xd_func_answer(call, h, f);
+	return xd_func_answer(call, r, h, f);
 fail:
 	xd_func_free(f);
 	return err;
 }
 
-int xd_op_var_get(struct xd_session *s, struct xd_call *call)
+int xd_op_var_get(struct xd_session *s, const struct xcuda_var_get_args *a,
+		  struct xcuda_var_get_res *r, struct xd_call *call)
 {
 	char name[XCUDA_NAME_MAX];
-	struct xcuda_var_res r;
 	cudaLibrary_t lib;
 	void *p = NULL;
 	size_t size = 0;
@@ -459,14 +449,13 @@ int xd_op_var_get(struct xd_session *s, struct xd_call *call)
 
 	err = xd_get_name(call, name);
 	if (!err)
-		err = xd_module_arg(s, call, &mh, &lib);
+		err = xd_module_arg(s, a->module, &mh, &lib);
 	if (!err)
 		err = cudaLibraryGetGlobal(&p, &size, lib, name);
 	if (err)
 		return err;
-	r.ptr = (uintptr_t)p;
-	r.size = size;
-	memcpy(call->res, &r, sizeof(r));
+	r->ptr = (uintptr_t)p;
+	r->size = size;
 	return 0;
 }
 
@@ -480,10 +469,10 @@ static int xd_func(struct xd_session *s, uint32_t h, struct xd_func **f)
 	return 0;
 }
 
-int xd_op_launch(struct xd_session *s, struct xd_call *call)
+int xd_op_launch(struct xd_session *s, const struct xcuda_launch_args *a,
+		 struct xd_call *call)
 {
 	const size_t inl = offsetof(struct xcuda_launch_args, args);
-	struct xcuda_launch_args a;
 	const uint8_t *src;
 	struct xd_func *f;
 	cudaStream_t st;
@@ -491,47 +480,46 @@ int xd_op_launch(struct xd_session *s, struct xd_call *call)
 	uint32_t i;
 	int err;
 
-	XD_ARGS(call, a);
 	if (!call->data_len) {
-		if (a.args_len > sizeof(a.args) ||
-		    call->req->hdr.len < inl + a.args_len)
+		if (a->args_len > sizeof(a->args) ||
+		    call->req->hdr.len < inl + a->args_len)
 			return cudaErrorInvalidValue;
-		src = a.args;
+		src = a->args;
 	} else {
-		if (call->data_len != a.args_len)
+		if (call->data_len != a->args_len)
 			return cudaErrorInvalidValue;
 		src = call->data;
 	}
-	err = xd_func(s, a.func, &f);
+	err = xd_func(s, a->func, &f);
 	if (!err)
-		err = xd_stream_lookup(&s->streams, a.stream, &st);
+		err = xd_stream_lookup(&s->streams, a->stream, &st);
 	if (err)
 		return err;
-	if (a.args_len != f->args_size)
+	if (a->args_len != f->args_size)
 		return cudaErrorInvalidValue;
 	/* One copy: the guest cannot change the arguments under CUDA. */
-	memcpy(s->argbuf, src, a.args_len);
+	memcpy(s->argbuf, src, a->args_len);
 	for (i = 0; i < f->nparams; i++)
 		s->argv[i] = s->argbuf + f->params[i].offset;
-	grid.x = a.grid[0];
-	grid.y = a.grid[1];
-	grid.z = a.grid[2];
-	block.x = a.block[0];
-	block.y = a.block[1];
-	block.z = a.block[2];
+	grid.x = a->grid[0];
+	grid.y = a->grid[1];
+	grid.z = a->grid[2];
+	block.x = a->block[0];
+	block.y = a->block[1];
+	block.z = a->block[2];
 	return cudaLaunchKernel((const void *)f->kernel, grid, block, s->argv,
-				a.shmem, st);
+				a->shmem, st);
 }
 
-int xd_op_func_get_attributes(struct xd_session *s, struct xd_call *call)
+int xd_op_func_get_attributes(struct xd_session *s,
+			      const struct xcuda_func_get_attributes_args *a,
+			      struct xd_call *call)
 {
-	struct xcuda_handle_args a;
 	struct cudaFuncAttributes attr;
 	struct xd_func *f;
 	int err;
 
-	XD_ARGS(call, a);
-	err = xd_func(s, a.handle, &f);
+	err = xd_func(s, a->func, &f);
 	if (err)
 		return err;
 	if (call->data_len < sizeof(attr))
@@ -543,36 +531,33 @@ int xd_op_func_get_attributes(struct xd_session *s, struct xd_call *call)
 	return err;
 }
 
-int xd_op_func_set_attribute(struct xd_session *s, struct xd_call *call)
+int xd_kernel_lookup(struct xd_session *s, uint32_t h, cudaKernel_t *k)
 {
-	struct xcuda_func_attr_args a;
 	struct xd_func *f;
-	int err;
+	int err = xd_func(s, h, &f);
 
-	XD_ARGS(call, a);
-	err = xd_func(s, a.func, &f);
-	if (err)
-		return err;
-	return cudaFuncSetAttribute((const void *)f->kernel,
-				    (enum cudaFuncAttribute)a.attr, a.value);
-}
-
-int xd_op_occupancy(struct xd_session *s, struct xd_call *call)
-{
-	struct xcuda_occupancy_args a;
-	struct xcuda_int_res r = { 0 };
-	struct xd_func *f;
-	int n = 0, err;
-
-	XD_ARGS(call, a);
-	err = xd_func(s, a.func, &f);
-	if (err)
-		return err;
-	err = cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
-		&n, (const void *)f->kernel, a.block_size, a.shmem, a.flags);
-	if (!err) {
-		r.value = n;
-		memcpy(call->res, &r, sizeof(r));
-	}
+	if (!err)
+		*k = f->kernel;
 	return err;
 }
+
+/* LAUNCH builds its argument vector in buffers of the session's own. */
+static int xd_modules_init(struct xd_session *s)
+{
+	s->argbuf = malloc(XCUDA_MAX_ARGS_BYTES);
+	s->argv = calloc(XCUDA_MAX_PARAMS, sizeof(*s->argv));
+	return s->argbuf && s->argv ? 0 : -ENOMEM;
+}
+
+/* Kernels go with their modules, after the streams that run them. */
+static void xd_modules_teardown(struct xd_session *s)
+{
+	xd_upload_drop(s);
+	xd_modules_fini(s);
+	free(s->argbuf);
+	free(s->argv);
+	s->argbuf = NULL;
+	s->argv = NULL;
+}
+
+XD_SESSION_HOOKS(modules, 20, xd_modules_init, xd_modules_teardown);

@@ -24,44 +24,42 @@
 #include "xcuda/hash.h"
 #include "ops.h"
 
-int xd_op_open(struct xd_session *s, struct xd_call *call)
+int xd_op_open(struct xd_session *s, const struct xcuda_open_args *a,
+	       struct xcuda_open_res *r, struct xd_call *call)
 {
-	struct xcuda_open_args a;
-	struct xcuda_open_res r = { 0 };
 	int n = 0, v = 0;
 	cudaError_t err;
 
-	XD_ARGS(call, a);
-	if (!a.version || a.arena_size != s->chan->arena_size)
+	(void)call;
+	if (!a->version || a->arena_size != s->chan->arena_size)
 		return cudaErrorInvalidValue;
-	r.version = a.version < XCUDA_PROTO_VERSION ? a.version :
+	r->version = a->version < XCUDA_PROTO_VERSION ? a->version :
 						      XCUDA_PROTO_VERSION;
-	r.features = a.features & XCUDA_FEATURES_ALL;
+	r->features = a->features & XCUDA_FEATURES_ALL;
 	/*
 	 * Once, before anything is pinned: pinned extents are registered
 	 * with CUDA at their address in this process.
 	 */
-	if (r.features & XCUDA_FEAT_SAME_VA) {
+	if (r->features & XCUDA_FEAT_SAME_VA) {
 		if (!s->opened && !s->npins && s->chan->ops &&
 		    s->chan->ops->arena_at &&
-		    !s->chan->ops->arena_at(s->chan, a.arena_addr))
+		    !s->chan->ops->arena_at(s->chan, a->arena_addr))
 			s->same_va = 1;
 		if (!s->same_va)
-			r.features &= ~XCUDA_FEAT_SAME_VA;
+			r->features &= ~XCUDA_FEAT_SAME_VA;
 	}
 	err = cudaGetDeviceCount(&n);
-	r.init_status = err;
-	r.device_count = err ? -1 : n;
+	r->init_status = err;
+	r->device_count = err ? -1 : n;
 	if (cudaDriverGetVersion(&v) == cudaSuccess)
-		r.driver_version = v;
+		r->driver_version = v;
 	v = 0;
 	if (cudaRuntimeGetVersion(&v) == cudaSuccess)
-		r.runtime_version = v;
+		r->runtime_version = v;
 	/* The failed init is reported, not left as this thread's error. */
 	cudaGetLastError();
 	s->opened = 1;
-	s->features = r.features;
-	memcpy(call->res, &r, sizeof(r));
+	s->features = r->features;
 	return 0;
 }
 
@@ -72,17 +70,14 @@ int xd_op_close(struct xd_session *s, struct xd_call *call)
 	return 0;
 }
 
-int xd_op_echo(struct xd_session *s, struct xd_call *call)
+int xd_op_echo(struct xd_session *s, const struct xcuda_echo_args *a,
+	       struct xcuda_echo_res *r, struct xd_call *call)
 {
-	struct xcuda_echo_args a;
-	struct xcuda_echo_res r;
 
 	(void)s;
-	XD_ARGS(call, a);
-	r.checksum = xcuda_fnv1a64(a.seed, call->data, call->data_len);
-	r.bytes = call->data_len;
-	if (a.fill)
-		memset(call->data, (int)(a.pattern & 0xff), call->data_len);
-	memcpy(call->res, &r, sizeof(r));
+	r->checksum = xcuda_fnv1a64(a->seed, call->data, call->data_len);
+	r->bytes = call->data_len;
+	if (a->fill)
+		memset(call->data, (int)(a->pattern & 0xff), call->data_len);
 	return 0;
 }

@@ -27,41 +27,17 @@
 
 #include "ops.h"
 
-static int xd_event(struct xd_session *s, uint32_t h, cudaEvent_t *ev)
+int xd_op_stream_create(struct xd_session *s,
+			const struct xcuda_stream_create_args *a,
+			struct xcuda_stream_create_res *r, struct xd_call *call)
 {
-	struct xd_hent *e = xd_htab_get(&s->events, h);
-
-	if (!e)
-		return cudaErrorInvalidResourceHandle;
-	*ev = (cudaEvent_t)e->ptr;
-	return 0;
-}
-
-static uint32_t xd_handle_arg(struct xd_call *call)
-{
-	struct xcuda_handle_args a;
-
-	XD_ARGS(call, a);
-	return a.handle;
-}
-
-static void xd_put_handle(struct xd_call *call, uint32_t h)
-{
-	struct xcuda_handle_res r = { .handle = h };
-
-	memcpy(call->res, &r, sizeof(r));
-}
-
-int xd_op_stream_create(struct xd_session *s, struct xd_call *call)
-{
-	struct xcuda_stream_create_args a;
 	struct xd_hent *e;
 	cudaStream_t st;
 	cudaError_t err;
 	uint32_t h;
 
-	XD_ARGS(call, a);
-	err = cudaStreamCreateWithPriority(&st, a.flags, a.priority);
+	(void)call;
+	err = cudaStreamCreateWithPriority(&st, a->flags, a->priority);
 	if (err)
 		return err;
 	e = xd_htab_add(&s->streams, st, &h);
@@ -70,16 +46,19 @@ int xd_op_stream_create(struct xd_session *s, struct xd_call *call)
 		return cudaErrorMemoryAllocation;
 	}
 	e->device = s->device;
-	xd_put_handle(call, h);
+	r->handle = h;
 	return 0;
 }
 
-int xd_op_stream_destroy(struct xd_session *s, struct xd_call *call)
+int xd_op_stream_destroy(struct xd_session *s,
+			 const struct xcuda_stream_destroy_args *a,
+			 struct xd_call *call)
 {
-	uint32_t h = xd_handle_arg(call);
+	uint32_t h = a->stream;
 	struct xd_hent *e = xd_htab_get(&s->streams, h);
 	cudaStream_t st;
 
+	(void)call;
 	if (!e)
 		return cudaErrorInvalidResourceHandle;
 	st = (cudaStream_t)e->ptr;
@@ -87,56 +66,17 @@ int xd_op_stream_destroy(struct xd_session *s, struct xd_call *call)
 	return cudaStreamDestroy(st);
 }
 
-int xd_op_stream_synchronize(struct xd_session *s, struct xd_call *call)
+int xd_op_event_create(struct xd_session *s,
+		       const struct xcuda_event_create_args *a,
+		       struct xcuda_event_create_res *r, struct xd_call *call)
 {
-	cudaStream_t st;
-	int err;
-
-	err = xd_stream_lookup(&s->streams, xd_handle_arg(call),
-			       &st);
-	if (err)
-		return err;
-	return cudaStreamSynchronize(st);
-}
-
-int xd_op_stream_query(struct xd_session *s, struct xd_call *call)
-{
-	cudaStream_t st;
-	int err;
-
-	err = xd_stream_lookup(&s->streams, xd_handle_arg(call),
-			       &st);
-	if (err)
-		return err;
-	return cudaStreamQuery(st);
-}
-
-int xd_op_stream_wait_event(struct xd_session *s, struct xd_call *call)
-{
-	struct xcuda_stream_wait_args a;
-	cudaStream_t st;
-	cudaEvent_t ev;
-	int err;
-
-	XD_ARGS(call, a);
-	err = xd_stream_lookup(&s->streams, a.stream, &st);
-	if (!err)
-		err = xd_event(s, a.event, &ev);
-	if (err)
-		return err;
-	return cudaStreamWaitEvent(st, ev, a.flags);
-}
-
-int xd_op_event_create(struct xd_session *s, struct xd_call *call)
-{
-	struct xcuda_u32_args a;
 	struct xd_hent *e;
 	cudaEvent_t ev;
 	cudaError_t err;
 	uint32_t h;
 
-	XD_ARGS(call, a);
-	err = cudaEventCreateWithFlags(&ev, a.value);
+	(void)call;
+	err = cudaEventCreateWithFlags(&ev, a->flags);
 	if (err)
 		return err;
 	e = xd_htab_add(&s->events, ev, &h);
@@ -145,76 +85,20 @@ int xd_op_event_create(struct xd_session *s, struct xd_call *call)
 		return cudaErrorMemoryAllocation;
 	}
 	e->device = s->device;
-	xd_put_handle(call, h);
+	r->handle = h;
 	return 0;
 }
 
-int xd_op_event_record(struct xd_session *s, struct xd_call *call)
+int xd_op_event_destroy(struct xd_session *s,
+			const struct xcuda_event_destroy_args *a,
+			struct xd_call *call)
 {
-	struct xcuda_event_record_args a;
-	cudaStream_t st;
+	uint32_t h = a->event;
 	cudaEvent_t ev;
 	int err;
 
-	XD_ARGS(call, a);
-	err = xd_event(s, a.event, &ev);
-	if (!err)
-		err = xd_stream_lookup(&s->streams, a.stream, &st);
-	if (err)
-		return err;
-	return cudaEventRecord(ev, st);
-}
-
-int xd_op_event_synchronize(struct xd_session *s, struct xd_call *call)
-{
-	cudaEvent_t ev;
-	int err;
-
-	err = xd_event(s, xd_handle_arg(call), &ev);
-	if (err)
-		return err;
-	return cudaEventSynchronize(ev);
-}
-
-int xd_op_event_query(struct xd_session *s, struct xd_call *call)
-{
-	cudaEvent_t ev;
-	int err;
-
-	err = xd_event(s, xd_handle_arg(call), &ev);
-	if (err)
-		return err;
-	return cudaEventQuery(ev);
-}
-
-int xd_op_event_elapsed_time(struct xd_session *s, struct xd_call *call)
-{
-	struct xcuda_elapsed_args a;
-	struct xcuda_float_res r = { 0 };
-	cudaEvent_t start, end;
-	float ms = 0;
-	int err;
-
-	XD_ARGS(call, a);
-	err = xd_event(s, a.start, &start);
-	if (!err)
-		err = xd_event(s, a.end, &end);
-	if (!err)
-		err = cudaEventElapsedTime(&ms, start, end);
-	if (!err) {
-		r.value = ms;
-		memcpy(call->res, &r, sizeof(r));
-	}
-	return err;
-}
-
-int xd_op_event_destroy(struct xd_session *s, struct xd_call *call)
-{
-	uint32_t h = xd_handle_arg(call);
-	cudaEvent_t ev;
-	int err;
-
-	err = xd_event(s, h, &ev);
+	(void)call;
+	err = xd_event_lookup(&s->events, h, &ev);
 	if (err)
 		return err;
 	xd_htab_del(&s->events, h);
@@ -233,7 +117,7 @@ void xd_streams_forget_device(struct xd_session *s, int device)
 			xd_htab_del(&s->events, h);
 }
 
-void xd_streams_fini(struct xd_session *s)
+static void xd_streams_fini(struct xd_session *s)
 {
 	uint32_t h;
 
@@ -245,4 +129,27 @@ void xd_streams_fini(struct xd_session *s)
 							  h)->ptr);
 	xd_htab_free(&s->streams);
 	xd_htab_free(&s->events);
+}
+
+XD_SESSION_HOOKS(streams, 10, NULL, xd_streams_fini);
+
+/*
+ * The stream attributes CUDA applies to streams.  The value is a union
+ * some of whose members are handles or host pointers of the guest's
+ * (events, for instance): only these, which hold plain numbers and device
+ * addresses, reach CUDA.
+ */
+int xd_check_stream_attr(struct xd_session *s,
+			 const struct xcuda_stream_set_attribute_args *a)
+{
+	(void)s;
+	switch (a->attr) {
+	case cudaLaunchAttributeAccessPolicyWindow:
+	case cudaLaunchAttributeSynchronizationPolicy:
+	case cudaLaunchAttributePriority:
+	case cudaLaunchAttributeMemSyncDomainMap:
+	case cudaLaunchAttributeMemSyncDomain:
+		return 0;
+	}
+	return cudaErrorInvalidValue;
 }

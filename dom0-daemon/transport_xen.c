@@ -12,13 +12,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
+#include "common/ring_wait.h"
 #include "shm.h"
 #include "transport_xen.h"
 
@@ -56,13 +56,12 @@ int xd_xen_control_open(const char *path)
 
 int xd_xen_next_event(int ctl, struct xcuda_back_event *ev)
 {
-	ssize_t r;
+	ssize_t r = xr_read(ctl, ev, sizeof(*ev));
 
-	do
-		r = read(ctl, ev, sizeof(*ev));
-	while (r < 0 && errno == EINTR);
+	if (r == -EAGAIN)
+		return 0;
 	if (r < 0)
-		return errno == EAGAIN ? 0 : -errno;
+		return (int)r;
 	/* The backend hands whole events; anything else is a broken one. */
 	return r == (ssize_t)sizeof(*ev) ? 1 : -EPROTO;
 }
@@ -94,27 +93,15 @@ int xd_xen_attach(const char *path, uint64_t token)
 /* Refills the batch: 1 with requests, 0 on timeout, or a negative errno. */
 static int xd_xen_fill(struct xd_xen *x, int timeout_ms)
 {
-	struct pollfd p = { .fd = x->fd, .events = POLLIN };
-	ssize_t r;
-	int n;
+	ssize_t r = xr_read_wait(x->fd, x->batch, sizeof(x->batch), timeout_ms);
 
-	for (;;) {
-		r = read(x->fd, x->batch, sizeof(x->batch));
-		if (r > 0)
-			break;
-		if (r == 0) {
-			x->ended = 1;
-			return -EPIPE;
-		}
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -errno;
-		n = poll(&p, 1, timeout_ms);
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (!n)
-			return 0;
+	if (r == -EAGAIN)
+		return 0;	/* timed out */
+	if (r < 0)
+		return (int)r;
+	if (r == 0) {
+		x->ended = 1;
+		return -EPIPE;
 	}
 	if (r % (ssize_t)sizeof(x->batch[0]))
 		return -EPROTO;

@@ -1,59 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * The command table, built from calls.def, and the header checks that
- * every request passes before its handler runs.
+ * The header checks that every request passes before its handler runs,
+ * against the command table generated from the call description.
  */
 #include <cuda_runtime_api.h>
 
 #include "validate.h"
 
-/* Fixed layouts must fit the slots they travel in. */
-#define XCUDA_CALL(name, num, flags, args, res, data)			\
-	_Static_assert(sizeof(struct xcuda_##args) <= XCUDA_REQ_INLINE,	\
-		       #name ": arguments do not fit a request");	\
-	_Static_assert(sizeof(struct xcuda_##res) <= XCUDA_RSP_INLINE,	\
-		       #name ": result does not fit a response");	\
-	_Static_assert(!((flags) & XCUDA_CF_VARARGS) ||			\
-		       XCUDA_OP_##name == XCUDA_OP_LAUNCH,		\
-		       #name ": only LAUNCH has variable arguments");
-#include "xcuda/calls.def"
-#undef XCUDA_CALL
-
-/* The shortest LAUNCH: everything up to the inline argument bytes. */
-#define XD_LAUNCH_MIN	offsetof(struct xcuda_launch_args, args)
-
-const struct xd_call_desc xd_calls[XCUDA_OP_MAX] = {
-#define XCUDA_CALL(nm, num, fl, ar, rs, dt)				\
-	[XCUDA_OP_##nm] = {						\
-		.name = #nm,						\
-		.flags = (fl),						\
-		.args_size = sizeof(struct xcuda_##ar),			\
-		.min_len = ((fl) & XCUDA_CF_VARARGS) ? XD_LAUNCH_MIN :	\
-			   sizeof(struct xcuda_##ar),			\
-		.res_size = sizeof(struct xcuda_##rs),			\
-		.data = (dt),						\
-	},
-#include "xcuda/calls.def"
-#undef XCUDA_CALL
-};
-
-const struct xd_call_desc *xd_call_lookup(uint16_t op)
+const struct xcuda_call_info *xd_call_lookup(uint16_t op)
 {
-	if (op >= XCUDA_OP_MAX || !xd_calls[op].name)
-		return NULL;
-	return &xd_calls[op];
+	return xcuda_call(op);
 }
 
 const char *xd_op_name(uint16_t op)
 {
-	const struct xd_call_desc *d = xd_call_lookup(op);
+	const struct xcuda_call_info *d = xd_call_lookup(op);
 
 	return d ? d->name : "?";
 }
 
 uint32_t xd_result_size(uint16_t op)
 {
-	const struct xd_call_desc *d = xd_call_lookup(op);
+	const struct xcuda_call_info *d = xd_call_lookup(op);
 
 	return d ? d->res_size : 0;
 }
@@ -84,7 +52,7 @@ int xd_validate(const struct xcuda_request *req, uint32_t session,
 		uint64_t arena_size, int opened)
 {
 	const struct xcuda_req_hdr *h = &req->hdr;
-	const struct xd_call_desc *d = xd_call_lookup(h->op);
+	const struct xcuda_call_info *d = xd_call_lookup(h->op);
 
 	if (!d)
 		return cudaErrorNotSupported;

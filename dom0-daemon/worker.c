@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The session loop of a worker.  Each request is copied out of the ring
- * by the transport, validated, routed to its handler through a table that
- * calls.def generates, and answered exactly once, posted requests
- * included: the guest collects posted answers lazily and latches their
- * errors, and frees their staging blocks on the answer.
+ * by the transport, validated, routed to its handler through the table
+ * generated from the call description, and answered exactly once, posted
+ * requests included: the guest collects posted answers lazily and
+ * latches their errors, and frees their staging blocks on the answer.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,39 +17,94 @@
 #include "validate.h"
 #include "worker.h"
 
-const xd_handler_t xd_handlers[XCUDA_OP_MAX] = {
-#define XCUDA_CALL(nm, num, flags, args, res, data)			\
-	[XCUDA_OP_##nm] = XD_HANDLER(nm),
-#include "xcuda/calls.def"
-#undef XCUDA_CALL
-};
+/* The hooks the ops files registered (XD_SESSION_HOOKS). */
+extern const struct xd_session_hooks __start_xd_session_hooks[];
+extern const struct xd_session_hooks __stop_xd_session_hooks[];
 
-int xd_session_init(struct xd_session *s, struct xd_chan *c)
+/* The next hook after @prev by order (and address, for equal orders). */
+static const struct xd_session_hooks *
+xd_hook_next(const struct xd_session_hooks *prev)
 {
-	memset(s, 0, sizeof(*s));
-	s->chan = c;
-	s->id = c->session;
-	s->argbuf = malloc(XCUDA_MAX_ARGS_BYTES);
-	s->argv = calloc(XCUDA_MAX_PARAMS, sizeof(*s->argv));
-	if (!s->argbuf || !s->argv) {
-		free(s->argbuf);
-		free(s->argv);
-		return -ENOMEM;
+	const struct xd_session_hooks *h, *best = NULL;
+
+	for (h = __start_xd_session_hooks; h < __stop_xd_session_hooks; h++) {
+		if (prev && (h->order < prev->order ||
+			     (h->order == prev->order && h <= prev)))
+			continue;
+		if (!best || h->order < best->order ||
+		    (h->order == best->order && h < best))
+			best = h;
+	}
+	return best;
+}
+
+int xd_session_hooks_init(struct xd_session *s)
+{
+	const struct xd_session_hooks *h;
+	int err;
+
+	for (h = xd_hook_next(NULL); h; h = xd_hook_next(h)) {
+		if (!h->init)
+			continue;
+		err = h->init(s);
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
+void xd_session_hooks_fini(struct xd_session *s)
+{
+	const struct xd_session_hooks *h;
+
+	for (h = xd_hook_next(NULL); h; h = xd_hook_next(h))
+		if (h->fini)
+			h->fini(s);
+}
+
+int xd_session_init(struct xd_session *s, struct xd_chan *c)
+{
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	s->chan = c;
+	s->id = c->session;
+	err = xd_session_hooks_init(s);
+	if (err)
+		xd_session_hooks_fini(s);
+	return err;
+}
+
 void xd_session_fini(struct xd_session *s)
 {
-	xd_upload_drop(s);
-	/* Kernels and streams go before the modules and memory they use. */
-	xd_streams_fini(s);
-	xd_modules_fini(s);
-	xd_pins_fini(s);
-	free(s->argbuf);
-	free(s->argv);
-	s->argbuf = NULL;
-	s->argv = NULL;
+	xd_session_hooks_fini(s);
+}
+
+int xd_extent_ok(const struct xd_session *s, const struct xcuda_extent *e)
+{
+	if (!e->len)
+		return !e->off;
+	return xcuda_extent_ok(e->off, e->len, s->chan->arena_size);
+}
+
+uint8_t *xd_arena_copy(struct xd_session *s, const struct xcuda_extent *e,
+		       uint32_t max)
+{
+	uint8_t *p;
+
+	if (!e->len || e->len > max)
+		return NULL;
+	p = malloc(e->len);
+	if (p)
+		memcpy(p, s->chan->arena + e->off, e->len);
+	return p;
+}
+
+void xd_arena_put(struct xd_session *s, const struct xcuda_extent *e,
+		  const uint8_t *buf)
+{
+	if (buf && e->len)
+		memcpy(s->chan->arena + e->off, buf, e->len);
 }
 
 /* Answers a request that could not be routed, or the handler's status. */
@@ -71,7 +126,7 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
 	      struct xcuda_response *rsp)
 {
 	const struct xcuda_req_hdr *h = &req->hdr;
-	const struct xd_call_desc *d;
+	const struct xcuda_call_info *d;
 	struct xd_call call;
 	int err;
 
@@ -87,7 +142,7 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
 		xd_answer(req, rsp, err, xd_result_size(h->op));
 		return 0;
 	}
-	d = &xd_calls[h->op];
+	d = xcuda_call(h->op);
 	/* Handlers see zeros past the bytes the guest declared. */
 	memset(req->args + h->len, 0, sizeof(req->args) - h->len);
 

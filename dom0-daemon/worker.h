@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "xcuda/proto.h"
+#include "xcuda/calls.h"
 #include "handles.h"
 #include "transport.h"
 
@@ -57,12 +57,6 @@ struct xd_call {
 	uint32_t res_len;	/* the command's result size */
 	int end;		/* set by a handler: end the session after it */
 };
-
-/*
- * Copies the request's arguments into @a.  The worker zero-pads the
- * private copy past hdr.len, so a short VARARGS request reads as zeros.
- */
-#define XD_ARGS(call, a)	memcpy(&(a), (call)->req->args, sizeof(a))
 
 /* Sets up @s for @c; returns 0 or -ENOMEM. */
 int xd_session_init(struct xd_session *s, struct xd_chan *c);

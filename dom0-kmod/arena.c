@@ -12,6 +12,7 @@
  */
 #define pr_fmt(fmt) "xcuda-back: " fmt
 
+#include <linux/err.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -19,7 +20,7 @@
 #include <xen/grant_table.h>
 #include <xen/page.h>
 
-#include "xcuda_back.h"
+#include "common.h"
 
 /* Pages pinned per call, then a chance to reschedule. */
 #define XCB_PIN_CHUNK		512
@@ -96,13 +97,24 @@ static int xcb_arena_grant_pages(struct xcb_arena *a, domid_t domid)
 	return 0;
 }
 
-/* Fills and grants the directory, last page first, so each knows the next. */
+/*
+ * Fills and grants the directory, last page first, so each knows the next.
+ *
+ * Each page is a struct xcuda_page_directory, which has the layout of
+ * struct xen_page_directory in drivers/xen/xen-front-pgdir-shbuf.c: the
+ * next page's grant first (0 ends the chain), then 1023 grants.  That
+ * helper cannot build it for us: there the frontend owns the directory
+ * pages and grants them to the backend (which, for a buffer of its own,
+ * fills in the grants), while here the backend owns the buffer and the
+ * directory alike and grants both to the guest; the directory pages are
+ * read-only to the guest so that it cannot rewrite the list it walks.
+ */
 static int xcb_arena_grant_dir(struct xcb_arena *a, domid_t domid)
 {
-	grant_ref_t next = 0;
+	struct xcuda_page_directory *dir;
 	unsigned long first, i, cnt, gfn;
+	grant_ref_t next = 0;
 	unsigned int d;
-	__le32 *dir;
 	int ref;
 
 	for (d = a->nr_dir; d-- > 0;) {
@@ -110,12 +122,11 @@ static int xcb_arena_grant_dir(struct xcb_arena *a, domid_t domid)
 		if (!a->dir_pages[d])
 			return -ENOMEM;
 		dir = page_address(a->dir_pages[d]);
-		dir[0] = cpu_to_le32(next);
+		dir->next = cpu_to_le32(next);
 		first = (unsigned long)d * XCUDA_DIR_REFS;
 		cnt = min_t(unsigned long, a->nr_pages - first, XCUDA_DIR_REFS);
 		for (i = 0; i < cnt; i++)
-			dir[1 + i] = cpu_to_le32(a->refs[first + i]);
-		/* Read-only: the guest must not rewrite the list it walks. */
+			dir->refs[i] = cpu_to_le32(a->refs[first + i]);
 		gfn = xen_page_to_gfn(a->dir_pages[d]);
 		ref = gnttab_grant_foreign_access(domid, gfn, 1);
 		if (ref < 0)
@@ -129,44 +140,42 @@ static int xcb_arena_grant_dir(struct xcb_arena *a, domid_t domid)
 
 /*
  * Pins the worker's [addr, addr + size) and grants it to @domid; size is
- * a non-zero multiple of the page size.  NULL and *errp on failure, with
+ * a non-zero multiple of the page size.  An ERR_PTR() on failure, with
  * everything undone.
  */
-struct xcb_arena *xcb_arena_grant(domid_t domid, u64 addr, u64 size,
-				  int *errp)
+struct xcb_arena *xcb_arena_grant(domid_t domid, u64 addr, u64 size)
 {
 	struct xcb_arena *a;
-	int err = -ENOMEM;
+	int err;
 
 	BUILD_BUG_ON(PAGE_SIZE != XCUDA_PAGE_SIZE);
-	BUILD_BUG_ON(XCUDA_DIR_ENTRIES * sizeof(__le32) != XCUDA_PAGE_SIZE);
+	BUILD_BUG_ON(sizeof(struct xcuda_page_directory) != XCUDA_PAGE_SIZE);
 
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
-		goto fail;
+		return ERR_PTR(-ENOMEM);
 	a->nr_pages = size >> PAGE_SHIFT;
 	a->nr_dir = DIV_ROUND_UP(a->nr_pages, XCUDA_DIR_REFS);
 	a->pages = kvcalloc(a->nr_pages, sizeof(*a->pages), GFP_KERNEL);
 	a->refs = kvcalloc(a->nr_pages, sizeof(*a->refs), GFP_KERNEL);
 	a->dir_pages = kcalloc(a->nr_dir, sizeof(*a->dir_pages), GFP_KERNEL);
 	a->dir_refs = kcalloc(a->nr_dir, sizeof(*a->dir_refs), GFP_KERNEL);
+	err = -ENOMEM;
 	if (!a->pages || !a->refs || !a->dir_pages || !a->dir_refs)
-		goto fail_free;
+		goto fail;
 
 	err = xcb_arena_pin(a, addr);
 	if (err)
-		goto fail_free;
+		goto fail;
 	err = xcb_arena_grant_pages(a, domid);
 	if (err)
-		goto fail_free;
+		goto fail;
 	err = xcb_arena_grant_dir(a, domid);
 	if (err)
-		goto fail_free;
+		goto fail;
 	return a;
 
-fail_free:
-	xcb_arena_free(a);
 fail:
-	*errp = err;
-	return NULL;
+	xcb_arena_free(a);
+	return ERR_PTR(err);
 }

@@ -18,7 +18,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "xcuda_back.h"
+#include "common.h"
 
 /* GONE events kept for a daemon that does not read them, at most. */
 #define XCB_MAX_GONE		1024
@@ -238,7 +238,8 @@ static long xcb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EFAULT;
 		if (!rf.err || rf.err >= MAX_ERRNO || rf.rsvd)
 			return -EINVAL;
-		return xcb_session_refuse(rf.token, rf.err);
+		/* A positive errno from xcudad; negative on the ring. */
+		return xcb_session_refuse(rf.token, -(int)rf.err);
 
 	case XCUDA_BACK_IOC_ARENA:
 		if (xcb_kind(f) != XCB_F_SESSION)

@@ -55,7 +55,7 @@
  *    except that the ring stays mapped and the channel bound (and
  *    masked: no EOI) until the frontend closes or the device goes;
  *  - the device is removed: a disconnect, then probe's reference goes;
- *  - the control file closes: SESSION_NEWs still NEW get ESHUTDOWN;
+ *  - the control file closes: SESSION_NEWs still NEW get -ESHUTDOWN;
  *    attached sessions do not depend on it;
  *  - rmmod: refused while a file of /dev/xcuda-back is open (fops owner),
  *    else every device is removed as above and the workqueue drained.
@@ -86,7 +86,7 @@
 #include <linux/workqueue.h>
 #include <xen/xen.h>
 
-#include "xcuda_back.h"
+#include "common.h"
 
 struct workqueue_struct *xcb_wq;
 

@@ -15,7 +15,7 @@
 #include <xen/events.h>
 #include <xen/xenbus.h>
 
-#include "xcuda_back.h"
+#include "common.h"
 
 /* Requests per pass before the work yields the CPU to others. */
 #define XCB_RING_BUDGET		128
@@ -127,6 +127,7 @@ void xcb_ring_work(struct work_struct *work)
 	unsigned int budget = XCB_RING_BUDGET;
 	RING_IDX rc, rp;
 	bool bad;
+	int more;
 
 	/*
 	 * Not connected: the ring is going away or not there yet.  An EOI
@@ -138,7 +139,7 @@ void xcb_ring_work(struct work_struct *work)
 	if (bad)
 		return;
 
-	for (;;) {
+	do {
 		rp = READ_ONCE(ring->sring->req_prod);
 		/* Read the requests only after the index that covers them. */
 		virt_rmb();
@@ -167,13 +168,16 @@ void xcb_ring_work(struct work_struct *work)
 			}
 		}
 
-		/* Ask for an event at the next request, then look once more. */
-		ring->sring->req_event = rc + 1;
-		/* Publish req_event before the last look at req_prod. */
-		virt_mb();
-		if (READ_ONCE(ring->sring->req_prod) == rc)
-			break;
-	}
+		/*
+		 * Ask for an event at the next request, then look once more.
+		 * It reads rsp_prod_pvt, which responses move under the lock.
+		 * With every response slot taken it finds nothing more, but
+		 * then the frontend has no room to post anything either.
+		 */
+		spin_lock(&dev->ring_lock);
+		RING_FINAL_CHECK_FOR_REQUESTS(ring, more);
+		spin_unlock(&dev->ring_lock);
+	} while (more);
 eoi:
 	if (test_and_clear_bit(XCB_EOI_PENDING, &dev->flags)) {
 		xen_irq_lateeoi(dev->irq,

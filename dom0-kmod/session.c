@@ -17,7 +17,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
-#include "xcuda_back.h"
+#include "common.h"
 
 static void xcb_session_release_kref(struct kref *kref)
 {
@@ -138,8 +138,9 @@ static struct xcb_session *xcb_session_get(struct xcb_dev *dev, u32 id)
 }
 
 /*
- * Answers every request still open with GONE and makes @s DEAD; s->lock
- * held.  Once the connection has ended the answers are simply dropped.
+ * Answers every request still open with GONE (-ESHUTDOWN) and makes @s
+ * DEAD; s->lock held.  Once the connection has ended the answers are
+ * simply dropped.
  */
 static void xcb_session_kill_locked(struct xcb_session *s)
 {
@@ -150,7 +151,7 @@ static void xcb_session_kill_locked(struct xcb_session *s)
 	list_for_each_entry_safe(r, tmp, &s->handed, node) {
 		list_del(&r->node);
 		xcb_answer(s->dev, s->conn_gen, &r->req.hdr, XCUDA_RSPF_GONE,
-			   XCB_ERR_GONE, NULL, 0);
+			   -ESHUTDOWN, NULL, 0);
 		kfree(r);
 	}
 	s->nr_open = 0;
@@ -183,7 +184,7 @@ static void xcb_session_ungrant(struct xcb_session *s)
 /* SESSION_NEW and its completion                                      */
 
 /*
- * Answers the SESSION_NEW of @s (0 and @res, or a positive errno) and
+ * Answers the SESSION_NEW of @s (0 and @res, or a negative errno) and
  * takes it off the daemon's lists; xcb_ctl.lock held, new_pending set.
  */
 static void xcb_new_answer(struct xcb_session *s, int err,
@@ -207,13 +208,15 @@ static void xcb_new_answer(struct xcb_session *s, int err,
 }
 
 /*
- * Fails the SESSION_NEW of @s with @err: a NEW session is freed, an
- * ATTACHED one dies and waits for its file's release(); xcb_ctl.lock held.
+ * Fails the SESSION_NEW of @s with @err (a negative errno): a NEW session
+ * is freed, an ATTACHED one dies and waits for its file's release();
+ * xcb_ctl.lock held.
  */
 static void xcb_session_cancel(struct xcb_session *s, int err)
 {
 	bool was_new;
 
+	lockdep_assert_held(&xcb_ctl.lock);
 	xcb_new_answer(s, err, NULL);
 	spin_lock(&s->lock);
 	was_new = s->state == XCB_S_NEW;
@@ -233,7 +236,7 @@ static void xcb_session_timeout(struct work_struct *work)
 
 	mutex_lock(&xcb_ctl.lock);
 	if (s->new_pending)
-		xcb_session_cancel(s, ETIMEDOUT);
+		xcb_session_cancel(s, -ETIMEDOUT);
 	mutex_unlock(&xcb_ctl.lock);
 	xcb_session_put(s);
 }
@@ -248,25 +251,25 @@ void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 
 	if (h->session || h->len != sizeof(args) || h->rsvd ||
 	    h->data_off || h->data_len) {
-		err = EINVAL;
+		err = -EINVAL;
 		goto answer;
 	}
 	memcpy(&args, req->args, sizeof(args));
 	if (args.flags) {
-		err = EINVAL;
+		err = -EINVAL;
 		goto answer;
 	}
 	size = args.arena_size ? args.arena_size : XCUDA_XEN_DEF_ARENA;
 	size = min(size, dev->max_arena);
 	size &= ~(u64)(XCUDA_PAGE_SIZE - 1);
 	if (!size) {
-		err = EINVAL;
+		err = -EINVAL;
 		goto answer;
 	}
 
 	s = xcb_session_alloc(dev, size);
 	if (!s) {
-		err = ENOMEM;
+		err = -ENOMEM;
 		goto answer;
 	}
 	s->new_id = h->id;
@@ -274,10 +277,10 @@ void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 
 	mutex_lock(&xcb_ctl.lock);
 	mutex_lock(&dev->lock);
-	err = -xcb_slot_insert(dev, s);
+	err = xcb_slot_insert(dev, s);
 	if (!err && !xcb_ctl.claimed) {
 		xcb_slot_remove(dev, s);
-		err = EHOSTDOWN;
+		err = -EHOSTDOWN;
 	}
 	mutex_unlock(&dev->lock);
 	if (err) {
@@ -346,7 +349,8 @@ out:
 	return err;
 }
 
-int xcb_session_refuse(u64 token, u32 err)
+/* xcudad refuses a SESSION_NEW: the guest gets @err, a negative errno. */
+int xcb_session_refuse(u64 token, int err)
 {
 	struct xcb_session *s;
 	int ret = -ENOENT;
@@ -372,7 +376,7 @@ void xcb_ctl_cancel_new(void)
 	list_for_each_entry_safe(s, tmp, &xcb_ctl.pending, pending_node) {
 		/* NEW -> ATTACHED happens under xcb_ctl.lock only. */
 		if (s->state == XCB_S_NEW)
-			xcb_session_cancel(s, ESHUTDOWN);
+			xcb_session_cancel(s, -ESHUTDOWN);
 	}
 }
 
@@ -397,19 +401,20 @@ int xcb_session_arena(struct xcb_session *s, u64 addr, u64 size)
 		return err;
 
 	/* Slow (pins and grants every page): no lock held. */
-	a = xcb_arena_grant(s->dev->domid, addr, size, &err);
+	a = xcb_arena_grant(s->dev->domid, addr, size);
 
 	mutex_lock(&xcb_ctl.lock);
 	if (!s->new_pending) {
 		/* Timed out, refused or disconnected meanwhile. */
 		mutex_unlock(&xcb_ctl.lock);
-		if (a)
+		if (!IS_ERR(a))
 			xcb_arena_free(a);
 		return -ESHUTDOWN;
 	}
-	if (!a) {
+	if (IS_ERR(a)) {
+		err = PTR_ERR(a);
 		/* Undone already; the guest learns why, in short. */
-		xcb_session_cancel(s, err == -ENOSPC ? ENOSPC : ENOMEM);
+		xcb_session_cancel(s, err == -ENOSPC ? -ENOSPC : -ENOMEM);
 		mutex_unlock(&xcb_ctl.lock);
 		pr_warn_ratelimited("dom%u/%u: session %#x: arena of %llu bytes failed: %d\n",
 				    s->dev->domid, s->dev->devid, s->id, size,
@@ -442,7 +447,7 @@ void xcb_session_end_req(struct xcb_dev *dev, const struct xcuda_request *req)
 	int err = 0;
 
 	if (h->rsvd) {
-		xcb_answer(dev, dev->conn_gen, h, 0, EINVAL, NULL, 0);
+		xcb_answer(dev, dev->conn_gen, h, 0, -EINVAL, NULL, 0);
 		return;
 	}
 	s = xcb_session_get(dev, h->session);
@@ -453,11 +458,11 @@ void xcb_session_end_req(struct xcb_dev *dev, const struct xcuda_request *req)
 			s->state = XCB_S_ENDED;
 			wake_up_all(&s->wq);
 		} else {
-			err = ENOENT;
+			err = -ENOENT;
 		}
 		spin_unlock(&s->lock);
 	} else {
-		err = ENOENT;
+		err = -ENOENT;
 	}
 	xcb_answer(dev, dev->conn_gen, h, 0, err, NULL, 0);
 	if (s) {
@@ -520,6 +525,11 @@ static int xcb_session_queue(struct xcb_session *s,
 	return err;
 }
 
+/*
+ * Hands @req to its session's worker, or answers it here with a negative
+ * errno: -ESHUTDOWN and GONE when this frontend has no such session (never
+ * opened, ended, or its worker died), -EINVAL when malformed, -ENOMEM.
+ */
 void xcb_session_submit(struct xcb_dev *dev, const struct xcuda_request *req)
 {
 	const struct xcuda_req_hdr *h = &req->hdr;
@@ -531,21 +541,10 @@ void xcb_session_submit(struct xcb_dev *dev, const struct xcuda_request *req)
 		err = xcb_session_queue(s, req);
 		xcb_session_put(s);
 	}
-	switch (err) {
-	case 0:
-		break;
-	case -ESHUTDOWN:
-		/* Unknown to this frontend, or over: it must drop it. */
-		xcb_answer(dev, dev->conn_gen, h, XCUDA_RSPF_GONE,
-			   XCB_ERR_GONE, NULL, 0);
-		break;
-	case -ENOMEM:
-		xcb_answer(dev, dev->conn_gen, h, 0, XCB_ERR_NOMEM, NULL, 0);
-		break;
-	default:
-		xcb_answer(dev, dev->conn_gen, h, 0, XCB_ERR_INVALID, NULL, 0);
-		break;
-	}
+	if (err)
+		xcb_answer(dev, dev->conn_gen, h,
+			   err == -ESHUTDOWN ? XCUDA_RSPF_GONE : 0, err,
+			   NULL, 0);
 }
 
 /*
@@ -562,7 +561,7 @@ void xcb_dev_end_sessions(struct xcb_dev *dev)
 	mutex_lock(&xcb_ctl.lock);
 	list_for_each_entry_safe(s, tmp, &xcb_ctl.pending, pending_node) {
 		if (s->dev == dev)
-			xcb_session_cancel(s, ESHUTDOWN);
+			xcb_session_cancel(s, -ESHUTDOWN);
 	}
 
 	mutex_lock(&dev->lock);
@@ -742,7 +741,7 @@ void xcb_session_release(struct xcb_session *s)
 {
 	mutex_lock(&xcb_ctl.lock);
 	if (s->new_pending)
-		xcb_session_cancel(s, ESHUTDOWN);
+		xcb_session_cancel(s, -ESHUTDOWN);
 	mutex_unlock(&xcb_ctl.lock);
 
 	xcb_session_kill(s);

@@ -16,34 +16,27 @@
 #include <xen/page.h>
 #include <xen/xenbus.h>
 
-#include "xcuda_back.h"
+#include "common.h"
 
-/* Reads an unsigned decimal node; -ENOENT if it is absent. */
-static int xcb_read_u64(const char *dir, const char *node, u64 *val)
+/*
+ * Reads one of the toolstack's limits from our own directory: @def when
+ * the node is absent, else a number in [1, @max].
+ */
+static int xcb_read_limit(struct xenbus_device *xdev, const char *node,
+			  u64 def, u64 max, u64 *val)
 {
-	char *str;
 	int err;
 
-	str = xenbus_read(XBT_NIL, dir, node, NULL);
-	if (IS_ERR(str))
-		return PTR_ERR(str);
-	err = kstrtou64(str, 10, val);
-	kfree(str);
+	err = xenbus_scanf(XBT_NIL, xdev->nodename, node, "%llu", val);
+	if (err == -ENOENT) {
+		*val = def;
+		return 0;
+	}
+	if (err == 1 && *val && *val <= max)
+		return 0;
+	err = err < 0 ? err : -ERANGE;
+	xenbus_dev_fatal(xdev, err, "reading %s", node);
 	return err;
-}
-
-static int xcb_read_uint(const char *dir, const char *node, unsigned int *val)
-{
-	u64 v;
-	int err;
-
-	err = xcb_read_u64(dir, node, &v);
-	if (err)
-		return err;
-	if (v > UINT_MAX)
-		return -ERANGE;
-	*val = v;
-	return 0;
 }
 
 /* The toolstack's limits, from our own directory; absent means default. */
@@ -53,24 +46,20 @@ static int xcb_read_limits(struct xcb_dev *dev)
 	u64 v;
 	int err;
 
-	err = xcb_read_u64(xdev->nodename, XCUDA_XS_MAX_SESSIONS, &v);
-	if (err == -ENOENT) {
-		v = XCUDA_XEN_DEF_SESSIONS;
-	} else if (err || !v || v > XCUDA_XEN_MAX_SESSIONS) {
-		err = err ?: -ERANGE;
-		xenbus_dev_fatal(xdev, err, "reading %s", XCUDA_XS_MAX_SESSIONS);
+	err = xcb_read_limit(xdev, XCUDA_XS_MAX_SESSIONS,
+			     XCUDA_XEN_DEF_SESSIONS, XCUDA_XEN_MAX_SESSIONS, &v);
+	if (err)
 		return err;
-	}
 	dev->max_sessions = v;
 
-	err = xcb_read_u64(xdev->nodename, XCUDA_XS_MAX_ARENA, &v);
-	if (err == -ENOENT) {
-		v = XCUDA_XEN_DEF_ARENA;
-	} else if (err || !v || v > XCUDA_XEN_MAX_ARENA ||
-		   v % XCUDA_PAGE_SIZE) {
-		err = err ?: -ERANGE;
-		xenbus_dev_fatal(xdev, err, "reading %s", XCUDA_XS_MAX_ARENA);
+	err = xcb_read_limit(xdev, XCUDA_XS_MAX_ARENA, XCUDA_XEN_DEF_ARENA,
+			     XCUDA_XEN_MAX_ARENA, &v);
+	if (err)
 		return err;
+	if (v % XCUDA_PAGE_SIZE) {
+		xenbus_dev_fatal(xdev, -ERANGE, "reading %s",
+				 XCUDA_XS_MAX_ARENA);
+		return -ERANGE;
 	}
 	dev->max_arena = v;
 	return 0;
@@ -131,16 +120,14 @@ abort:
 /* The frontend's choice among our versions: only "1" exists. */
 static int xcb_check_version(struct xenbus_device *xdev)
 {
-	char *str;
-	int err = 0;
+	unsigned int version;
+	int err;
 
-	str = xenbus_read(XBT_NIL, xdev->otherend, XCUDA_XS_VERSION, NULL);
-	if (IS_ERR(str))
-		return PTR_ERR(str);
-	if (strcmp(str, __stringify(XCUDA_XEN_VERSION)))
-		err = -EPROTONOSUPPORT;
-	kfree(str);
-	return err;
+	err = xenbus_scanf(XBT_NIL, xdev->otherend, XCUDA_XS_VERSION, "%u",
+			   &version);
+	if (err < 0)
+		return err;
+	return version == XCUDA_XEN_VERSION ? 0 : -EPROTONOSUPPORT;
 }
 
 /* Reads the frontend's ring description, maps the ring, binds the channel. */
@@ -163,13 +150,13 @@ static int xcb_connect(struct xcb_dev *dev)
 				 XCUDA_XS_VERSION);
 		return err;
 	}
-	err = xcb_read_uint(xdev->otherend, XCUDA_XS_RING_ORDER, &order);
-	if (err == -ENOENT) {
-		order = 0;
-	} else if (err || order > XCUDA_MAX_RING_ORDER) {
-		err = err ?: -ERANGE;
-		xenbus_dev_fatal(xdev, err, "reading %s/%s", xdev->otherend,
-				 XCUDA_XS_RING_ORDER);
+	/* Absent: one page, named ring-ref. */
+	order = xenbus_read_unsigned(xdev->otherend, XCUDA_XS_RING_ORDER, 0);
+	if (order > XCUDA_MAX_RING_ORDER) {
+		err = -ERANGE;
+		xenbus_dev_fatal(xdev, err, "%s/%s %u is above %u",
+				 xdev->otherend, XCUDA_XS_RING_ORDER, order,
+				 XCUDA_MAX_RING_ORDER);
 		return err;
 	}
 	nr = 1u << order;
@@ -179,15 +166,19 @@ static int xcb_connect(struct xcb_dev *dev)
 				 i);
 		else
 			strscpy(node, XCUDA_XS_RING_REF, sizeof(node));
-		err = xcb_read_uint(xdev->otherend, node, &refs[i]);
-		if (err) {
+		err = xenbus_scanf(XBT_NIL, xdev->otherend, node, "%u",
+				   &refs[i]);
+		if (err != 1) {
+			err = err < 0 ? err : -EINVAL;
 			xenbus_dev_fatal(xdev, err, "reading %s/%s",
 					 xdev->otherend, node);
 			return err;
 		}
 	}
-	err = xcb_read_uint(xdev->otherend, XCUDA_XS_EVTCHN, &evtchn);
-	if (err) {
+	err = xenbus_scanf(XBT_NIL, xdev->otherend, XCUDA_XS_EVTCHN, "%u",
+			   &evtchn);
+	if (err != 1) {
+		err = err < 0 ? err : -EINVAL;
 		xenbus_dev_fatal(xdev, err, "reading %s/%s", xdev->otherend,
 				 XCUDA_XS_EVTCHN);
 		return err;
@@ -409,6 +400,7 @@ static struct xenbus_driver xcb_driver = {
 
 int xcb_xenbus_register(void)
 {
+	/* The macro form: xenbus holds THIS_MODULE while a device is bound. */
 	return xenbus_register_backend(&xcb_driver);
 }
 

@@ -14,9 +14,20 @@
  * Xen kills a PV guest that clears such a PTE with an ordinary page-table
  * update, so the grants are unmapped through the grant table before the
  * kernel zaps the range: an mmu_interval_notifier on the VMA does it.
+ *
+ * Why not gntdev (/dev/xen/gntdev), which maps grants into processes too:
+ * any process that can open it may map any grant reference offered to
+ * this domain, so one guest process could map another's arena.  Here the
+ * frontend owns each mapping's lifetime: it unmaps the grants through the
+ * grant table before the process's page tables go (PV: the notifier
+ * above; auto-translated: our own pages, when the last VMA closes), and
+ * ends the session in the backend only after that (release() runs once
+ * no VMA is left, and unmaps whatever a failed mmap() left first).  The
+ * process never sees a grant reference: they stay in s->refs.
  */
 #define pr_fmt(fmt) "xcuda-front: " fmt
 
+#include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -25,7 +36,7 @@
 #include <xen/page.h>
 #include <asm/xen/hypercall.h>
 
-#include "xcuda-front.h"
+#include "common.h"
 
 /* Grant operations per hypercall. */
 #define XCF_BATCH	512u
@@ -45,7 +56,7 @@
  * not be reused: *pagep is then set to NULL (the page is leaked).
  */
 static int xcf_copy_dir(struct page **pagep, grant_ref_t ref, domid_t domid,
-			void *buf)
+			struct xcuda_page_directory *buf)
 {
 	struct page *page = *pagep;
 	void *va = pfn_to_kaddr(page_to_pfn(page));
@@ -62,7 +73,7 @@ static int xcf_copy_dir(struct page **pagep, grant_ref_t ref, domid_t domid,
 				    ref, domid, mop.status);
 		return -EPROTO;
 	}
-	memcpy(buf, va, XEN_PAGE_SIZE);
+	memcpy(buf, va, sizeof(*buf));
 	gnttab_set_unmap_op(&uop, (unsigned long)va, XCF_DIR_FLAGS, mop.handle);
 	err = gnttab_unmap_refs(&uop, NULL, pagep, 1);
 	if (err || uop.status != GNTST_okay) {
@@ -76,21 +87,34 @@ static int xcf_copy_dir(struct page **pagep, grant_ref_t ref, domid_t domid,
 
 /*
  * Reads the directory chain that starts at @dir_ref: exactly
- * ceil(nr_pages / XCUDA_DIR_REFS) pages, then s->refs holds the grant of
- * every arena page.  Whatever the backend wrote is checked on a copy.
+ * ceil(nr_pages / XCUDA_DIR_REFS) pages.  Returns the grant of every arena
+ * page, in order (kvfree() it), or an ERR_PTR().  Whatever the backend
+ * wrote is checked on a copy.
+ *
+ * Each directory page has the layout of struct xen_page_directory in
+ * drivers/xen/xen-front-pgdir-shbuf.c: the next page's grant (0 ends the
+ * chain), then 1023 grants.  That helper does not fit the other way
+ * round, though: even for a buffer the backend allocates (be_alloc) it is
+ * the frontend that allocates and grants the directory pages, for the
+ * backend to fill in; and it maps the buffer into kernel pages.  Here the
+ * backend writes and grants the directory (read-only), which is only
+ * copied once, and the arena goes into a process.  The helper also trusts
+ * what the other end wrote; this checks it all.
  */
-int xcf_arena_fetch(struct xcf_session *s, u32 dir_ref, u32 nr_pages)
+grant_ref_t *xcf_arena_fetch(domid_t domid, u32 dir_ref, u32 nr_pages)
 {
 	unsigned int ndir = DIV_ROUND_UP(nr_pages, XCUDA_DIR_REFS);
 	unsigned int d, k, cnt, done = 0;
+	struct xcuda_page_directory *dir;
 	struct page *page = NULL;
 	grant_ref_t *refs;
 	u32 ref = dir_ref;
-	__le32 *dir;
 	int err;
 
+	BUILD_BUG_ON(sizeof(*dir) != XEN_PAGE_SIZE);
+
 	refs = kvmalloc_array(nr_pages, sizeof(*refs), GFP_KERNEL);
-	dir = kmalloc(XEN_PAGE_SIZE, GFP_KERNEL);
+	dir = kmalloc(sizeof(*dir), GFP_KERNEL);
 	if (!refs || !dir) {
 		err = -ENOMEM;
 		goto out;
@@ -105,22 +129,22 @@ int xcf_arena_fetch(struct xcf_session *s, u32 dir_ref, u32 nr_pages)
 		err = -EPROTO;
 		if (ref < GNTTAB_NR_RESERVED_ENTRIES)
 			goto out;
-		err = xcf_copy_dir(&page, ref, s->domid, dir);
+		err = xcf_copy_dir(&page, ref, domid, dir);
 		if (err)
 			goto out;
 		err = -EPROTO;
 		cnt = min_t(unsigned int, nr_pages - done, XCUDA_DIR_REFS);
-		for (k = 1; k <= cnt; k++) {
-			refs[done] = le32_to_cpu(dir[k]);
+		for (k = 0; k < cnt; k++) {
+			refs[done] = le32_to_cpu(dir->refs[k]);
 			if (refs[done++] < GNTTAB_NR_RESERVED_ENTRIES)
 				goto out;
 		}
 		/* Only the last page has unused entries: all zero. */
-		for (; k < XCUDA_DIR_ENTRIES; k++)
-			if (dir[k])
+		for (; k < XCUDA_DIR_REFS; k++)
+			if (dir->refs[k])
 				goto out;
 		/* A next page on all but the last: no loop, no tail. */
-		ref = le32_to_cpu(dir[0]);
+		ref = le32_to_cpu(dir->next);
 		if ((d + 1 == ndir) != !ref)
 			goto out;
 		cond_resched();
@@ -135,19 +159,21 @@ out:
 		pr_warn_ratelimited("arena directory of session rejected (%d)\n",
 				    err);
 		kvfree(refs);
-		return err;
+		return ERR_PTR(err);
 	}
-	s->refs = refs;
-	s->nr_pages = nr_pages;
-	return 0;
+	return refs;
 }
 
-/* PV: takes the grants out of the user PTEs, which the hypervisor clears. */
+/*
+ * PV: takes the grants out of the user PTEs, which the hypervisor clears;
+ * a->lock held.
+ */
 static void xcf_unmap_pv_locked(struct xcf_arena *a, unsigned int nr)
 {
 	struct gnttab_unmap_grant_ref *u;
 	unsigned int off, n, i;
 
+	lockdep_assert_held(&a->lock);
 	for (off = 0; off < nr && a->live; off += n) {
 		n = min(nr - off, XCF_BATCH);
 		if (HYPERVISOR_grant_table_op(GNTTABOP_unmap_grant_ref,
@@ -170,7 +196,7 @@ static void xcf_unmap_pv_locked(struct xcf_arena *a, unsigned int nr)
 /*
  * Auto-translated: unmaps the grants from our pages, waiting for any
  * page reference beyond ours to go, and frees the pages.  A page whose
- * grant stays mapped is never given back.
+ * grant stays mapped is never given back.  a->lock held.
  */
 static void xcf_unmap_hvm_locked(struct xcf_arena *a, unsigned int nr)
 {
@@ -182,6 +208,7 @@ static void xcf_unmap_hvm_locked(struct xcf_arena *a, unsigned int nr)
 	bool leak = false;
 	unsigned int i;
 
+	lockdep_assert_held(&a->lock);
 	if (a->live && gnttab_unmap_refs_sync(&q))
 		leak = true;
 	for (i = 0; i < nr; i++) {

@@ -17,13 +17,14 @@
 #include <linux/slab.h>
 #include <xen/events.h>
 
-#include "xcuda-front.h"
+#include "common.h"
 
 /* Sets up an empty shadow table for a ring of @size entries. */
 void xcf_ring_reset_locked(unsigned int size)
 {
 	unsigned int i;
 
+	lockdep_assert_held(&xcf.lock);
 	xcf.size = size;
 	xcf.nr_free = 0;
 	for (i = size; i-- > 0; ) {
@@ -37,6 +38,7 @@ void xcf_ring_reset_locked(unsigned int size)
 /* How many requests may be posted now. */
 unsigned int xcf_room_locked(void)
 {
+	lockdep_assert_held(&xcf.lock);
 	if (!xcf.connected)
 		return 0;
 	/* Equal unless a bug: each request holds one of each. */
@@ -51,9 +53,12 @@ unsigned int xcf_room_locked(void)
 void xcf_post_locked(struct xcuda_request *req, enum xcf_kind kind,
 		     struct xcf_session *s, struct xcf_waiter *w)
 {
-	unsigned int idx = xcf.free_idx[--xcf.nr_free];
-	struct xcf_shadow *sh = &xcf.shadow[idx];
+	struct xcf_shadow *sh;
+	unsigned int idx;
 
+	lockdep_assert_held(&xcf.lock);
+	idx = xcf.free_idx[--xcf.nr_free];
+	sh = &xcf.shadow[idx];
 	sh->gen++;
 	sh->kind = kind;
 	sh->op = req->hdr.op;
@@ -71,6 +76,7 @@ void xcf_kick_locked(void)
 {
 	int notify;
 
+	lockdep_assert_held(&xcf.lock);
 	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&xcf.ring, notify);
 	/* Under the lock: teardown clears ->connected before unbinding. */
 	if (notify)
@@ -81,6 +87,7 @@ static void xcf_put_shadow_locked(unsigned int idx)
 {
 	struct xcf_shadow *sh = &xcf.shadow[idx];
 
+	lockdep_assert_held(&xcf.lock);
 	sh->kind = XCF_SH_FREE;
 	sh->sess = NULL;
 	sh->waiter = NULL;
@@ -94,6 +101,7 @@ static void xcf_post_end_locked(u32 session)
 		.hdr.session = session,
 	};
 
+	lockdep_assert_held(&xcf.lock);
 	xcf_post_locked(&req, XCF_SH_END, NULL, NULL);
 }
 
@@ -104,6 +112,7 @@ static void xcf_post_end_locked(u32 session)
  */
 void xcf_queue_end_locked(u32 session, struct xcf_end *spare)
 {
+	lockdep_assert_held(&xcf.lock);
 	if (!xcf.connected) {
 		kfree(spare);
 		return;
@@ -127,6 +136,7 @@ static void xcf_flush_ends_locked(void)
 	struct xcf_end *e;
 	bool posted = false;
 
+	lockdep_assert_held(&xcf.lock);
 	while (!list_empty(&xcf.ends) && xcf_room_locked()) {
 		e = list_first_entry(&xcf.ends, struct xcf_end, node);
 		list_del(&e->node);
@@ -143,6 +153,7 @@ void xcf_forget_waiter_locked(struct xcf_waiter *w)
 {
 	unsigned int i;
 
+	lockdep_assert_held(&xcf.lock);
 	for (i = 0; i < xcf.size; i++)
 		if (xcf.shadow[i].kind == XCF_SH_NEW &&
 		    xcf.shadow[i].waiter == w)
@@ -159,6 +170,7 @@ void xcf_fail_all_locked(void)
 	struct xcf_end *e, *etmp;
 	unsigned int i;
 
+	lockdep_assert_held(&xcf.lock);
 	xcf.epoch++;
 	list_for_each_entry_safe(s, tmp, &xcf.sessions, node) {
 		s->gone = true;
@@ -188,6 +200,7 @@ void xcf_fail_all_locked(void)
 /* The backend broke the protocol: stop using the ring, then close. */
 static void xcf_broken_locked(void)
 {
+	lockdep_assert_held(&xcf.lock);
 	xcf.live = false;
 	xcf.connected = false;
 	xcf.strikes++;
@@ -201,6 +214,7 @@ static void xcf_deliver_locked(struct xcf_shadow *sh,
 	struct xcf_session *s = sh->sess;
 	struct xcuda_response *q;
 
+	lockdep_assert_held(&xcf.lock);
 	if (!s)
 		return;		/* its file was closed meanwhile */
 	/* Cannot happen: pending counts queued answers too. */
@@ -222,6 +236,7 @@ static void xcf_end_orphan_locked(const struct xcuda_response *rsp)
 {
 	struct xcuda_xsession_new_res res;
 
+	lockdep_assert_held(&xcf.lock);
 	if (rsp->status || rsp->len < sizeof(res))
 		return;
 	memcpy(&res, rsp->out, sizeof(res));
@@ -238,6 +253,7 @@ static bool xcf_complete_locked(const struct xcuda_response *rsp)
 	struct xcf_waiter *w;
 	struct xcf_shadow *sh;
 
+	lockdep_assert_held(&xcf.lock);
 	if (idx >= xcf.size)
 		goto bad;
 	sh = &xcf.shadow[idx];
@@ -282,12 +298,17 @@ static void xcf_poll_ring_locked(void)
 	struct xcuda_response rsp;
 	RING_IDX rp, cons;
 	bool freed = false;
+	int more;
 
-	while (passes--) {
+	lockdep_assert_held(&xcf.lock);
+	do {
 		rp = READ_ONCE(xcf.ring.sring->rsp_prod);
 		virt_rmb();	/* read responses after the producer index */
 		cons = xcf.ring.rsp_cons;
-		/* Never more responses than requests in flight. */
+		/*
+		 * Never more responses than requests in flight (stricter than
+		 * RING_RESPONSE_PROD_OVERFLOW(), which allows a whole ring).
+		 */
 		if (rp - cons > xcf.ring.req_prod_pvt - cons) {
 			pr_warn_ratelimited("response producer %u beyond requests (%u..%u); disconnecting\n",
 					    rp, cons, xcf.ring.req_prod_pvt);
@@ -304,11 +325,8 @@ static void xcf_poll_ring_locked(void)
 			freed = true;
 		}
 		/* Ask for an event on the next response, then look again. */
-		xcf.ring.sring->rsp_event = cons + 1;
-		virt_mb();	/* rsp_event written before rsp_prod is reread */
-		if (READ_ONCE(xcf.ring.sring->rsp_prod) == cons)
-			break;
-	}
+		RING_FINAL_CHECK_FOR_RESPONSES(&xcf.ring, more);
+	} while (more && --passes);
 	if (freed) {
 		xcf_flush_ends_locked();
 		wake_up_all(&xcf.ring_wq);

@@ -7,6 +7,7 @@
  */
 #define pr_fmt(fmt) "xcuda-front: " fmt
 
+#include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/miscdevice.h>
@@ -16,7 +17,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
-#include "xcuda-front.h"
+#include "common.h"
 
 static int xcf_open(struct inode *inode, struct file *file)
 {
@@ -36,18 +37,19 @@ static int xcf_open(struct inode *inode, struct file *file)
 }
 
 /*
- * Checks the answer to SESSION_NEW.  A backend error comes back as that
- * errno; anything malformed is -EPROTO, with res->session telling the
- * caller whether the backend created something to end.
+ * Checks the answer to SESSION_NEW.  The backend answers an error with a
+ * negative errno as the status, which comes back as it is; anything
+ * malformed is -EPROTO, with res->session telling the caller whether the
+ * backend created something to end.
  */
 static int xcf_check_new(const struct xcuda_response *rsp, u64 asked,
 			 struct xcuda_xsession_new_res *res)
 {
 	memset(res, 0, sizeof(*res));
 	if (rsp->status) {
-		/* Only user-visible errno values (not ERESTARTSYS & co). */
-		if (rsp->status > 0 && rsp->status < 512)
-			return -rsp->status;
+		/* Only user-visible errno values (not -ERESTARTSYS & co). */
+		if (rsp->status < 0 && rsp->status > -ERESTARTSYS)
+			return rsp->status;
 		return -EPROTO;
 	}
 	if (rsp->len < sizeof(*res))
@@ -149,11 +151,14 @@ static long xcf_ioc_open(struct xcf_session *s, void __user *arg)
 	}
 
 	s->domid = domid;
-	err = xcf_arena_fetch(s, res.dir_ref, res.nr_pages);
-	if (err) {
+	s->refs = xcf_arena_fetch(domid, res.dir_ref, res.nr_pages);
+	if (IS_ERR(s->refs)) {
+		err = PTR_ERR(s->refs);
+		s->refs = NULL;
 		xcf_end_unused(res.session, epoch);
 		goto out;
 	}
+	s->nr_pages = res.nr_pages;
 
 	spin_lock_irq(&xcf.lock);
 	if (xcf.epoch != epoch) {
@@ -339,13 +344,17 @@ static __poll_t xcf_poll(struct file *file, poll_table *wait)
 	return mask;
 }
 
-/* The last reference: any mapping of the arena is gone already. */
+/*
+ * The last reference: no VMA of the arena is left.  Its grants are all
+ * unmapped (a failed mmap() may have left some) before the session ends.
+ */
 static int xcf_release(struct inode *inode, struct file *file)
 {
 	struct xcf_session *s = file->private_data;
 	struct xcf_end *e = NULL;
 	unsigned int i;
 
+	xcf_arena_release(s);
 	if (s->state == XCF_S_OPEN)
 		e = kmalloc(sizeof(*e), GFP_KERNEL);
 
@@ -363,8 +372,6 @@ static int xcf_release(struct inode *inode, struct file *file)
 	}
 	spin_unlock_irq(&xcf.lock);
 	kfree(e);
-
-	xcf_arena_release(s);
 	kfree(s);
 	return 0;
 }

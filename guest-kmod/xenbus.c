@@ -20,7 +20,7 @@
 #include <xen/page.h>
 #include <xen/xen.h>
 
-#include "xcuda-front.h"
+#include "common.h"
 
 /* How long remove() lets the backend let go of the ring. */
 #define XCF_CLOSE_TIMEOUT_MS	5000
@@ -35,7 +35,11 @@ struct xcf_conn xcf = {
 	.open_wq = __WAIT_QUEUE_HEAD_INITIALIZER(xcf.open_wq),
 };
 
-/* Does the backend's "versions" list hold ours? */
+/*
+ * Does the backend's "versions" list hold ours?  A comma-separated list,
+ * which xenbus_scanf() cannot take apart: read whole, as pvcalls-front and
+ * 9pfs's frontend read theirs.
+ */
 static bool xcf_backend_speaks_ours(struct xenbus_device *dev)
 {
 	char *versions, *p, *tok;
@@ -55,11 +59,13 @@ static bool xcf_backend_speaks_ours(struct xenbus_device *dev)
 /*
  * Stops all use of the ring at once (the interrupt handler ignores it
  * from now on) and fails every session.  Says if it was connected.
+ * xcf.mutex held.
  */
 static bool xcf_quiesce(void)
 {
 	bool was_connected;
 
+	lockdep_assert_held(&xcf.mutex);
 	spin_lock_irq(&xcf.lock);
 	was_connected = xcf.connected;
 	xcf.live = false;
@@ -72,11 +78,15 @@ static bool xcf_quiesce(void)
 /*
  * Undoes xcf_setup(), whatever part of it was done: fails every session,
  * unbinds the event channel and ends the ring's grants.  The grant code
- * keeps any ring page the backend still maps until it lets go.
+ * keeps any ring page the backend still maps until it lets go.  xcf.mutex
+ * held.
  */
 static void xcf_teardown(struct xenbus_device *dev)
 {
-	bool was_connected = xcf_quiesce();
+	bool was_connected;
+
+	lockdep_assert_held(&xcf.mutex);
+	was_connected = xcf_quiesce();
 
 	/* Waits for a running handler; it found ->live false or finished. */
 	if (xcf.irq >= 0) {
@@ -134,7 +144,10 @@ again:
 	return err;
 }
 
-/* The backend waits in InitWait: set up the ring and publish it. */
+/*
+ * The backend waits in InitWait: set up the ring and publish it.
+ * xcf.mutex held.
+ */
 static int xcf_setup(struct xenbus_device *dev)
 {
 	struct xcuda_sring *sring;
@@ -142,6 +155,7 @@ static int xcf_setup(struct xenbus_device *dev)
 	const char *what;
 	int err, irq;
 
+	lockdep_assert_held(&xcf.mutex);
 	if (!xcf_backend_speaks_ours(dev)) {
 		err = -EPROTONOSUPPORT;
 		xenbus_dev_fatal(dev, err, "backend lacks version %u",
@@ -196,11 +210,15 @@ fail:
 	return err;
 }
 
-/* The backend is Connected: so is the frontend, sessions may start. */
+/*
+ * The backend is Connected: so is the frontend, sessions may start.
+ * xcf.mutex held.
+ */
 static void xcf_connect(struct xenbus_device *dev)
 {
 	bool ok;
 
+	lockdep_assert_held(&xcf.mutex);
 	if (dev->state != XenbusStateInitialised)
 		return;
 	spin_lock_irq(&xcf.lock);
@@ -249,10 +267,11 @@ static bool xcf_backing_off(void)
 	return true;
 }
 
-/* Mutex held: moves on from where the backend stands now. */
+/* Moves on from where the backend stands now; xcf.mutex held. */
 static void xcf_try(struct xenbus_device *dev, enum xenbus_state state,
 		    bool retry)
 {
+	lockdep_assert_held(&xcf.mutex);
 	switch (state) {
 	case XenbusStateInitWait:
 		if (dev->state != XenbusStateInitialising &&
@@ -443,12 +462,11 @@ static int __init xcf_init(void)
 	if (err)
 		return err;
 	/*
-	 * No owner: xenbus would hold a module reference for every bound
-	 * device, and rmmod could never unbind them.  Open files hold the
-	 * module through xcf_fops; unregistering the driver removes the
-	 * devices and stops their watches before the code goes away.
+	 * With THIS_MODULE as owner, as every xenbus driver: xenbus holds a
+	 * module reference while a device is bound, so the devices must be
+	 * unbound (sysfs) before rmmod; unbinding runs xcf_remove().
 	 */
-	err = __xenbus_register_frontend(&xcf_driver, NULL, KBUILD_MODNAME);
+	err = xenbus_register_frontend(&xcf_driver);
 	if (err) {
 		misc_deregister(&xcf_misc);
 		return err;

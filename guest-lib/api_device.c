@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Device management.  The device count, properties and attributes do not
- * change while a process runs, so each is asked for once and answered
- * locally after that; everything else is a round trip.
+ * Device management with guest-side semantics.  The device count,
+ * properties and attributes do not change while a process runs, so each
+ * is asked for once and answered locally after that; the current device
+ * is per thread.  The plain round trips are generated from
+ * spec/cudart.calls.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +33,10 @@ cudaError_t cudaGetDeviceCount(int *count)
 
 cudaError_t cudaSetDevice(int device)
 {
-	struct xcuda_dev_args a = { device, 0 };
+	struct xcuda_set_device_args a = { device, 0 };
 	cudaError_t err;
 
-	err = xc_forward(XCUDA_OP_SET_DEVICE, &a, NULL);
+	err = xc_call_set_device(&a);
 	if (!err)
 		xc_set_cur_device(device);
 	return err;
@@ -55,7 +57,7 @@ cudaError_t cudaGetDevice(int *device)
 
 cudaError_t xc_props(int dev, const struct cudaDeviceProp **p)
 {
-	struct xcuda_dev_args a = { dev, 0 };
+	struct xcuda_get_device_properties_args a = { dev, 0 };
 	struct xcuda_response rsp;
 	struct xcuda_request req;
 	struct cudaDeviceProp *prop;
@@ -82,8 +84,7 @@ cudaError_t xc_props(int dev, const struct cudaDeviceProp **p)
 	if (off == UINT64_MAX) {
 		err = cudaErrorMemoryAllocation;
 	} else {
-		xc_req_init(&req, XCUDA_OP_GET_DEVICE_PROPERTIES, sizeof(a));
-		memcpy(req.args, &a, sizeof(a));
+		xc_req_get_device_properties(&req, &a);
 		req.hdr.data_off = (uint32_t)off;
 		req.hdr.data_len = sizeof(*prop);
 		err = xc_send_locked(s, &req, UINT64_MAX, &id);
@@ -126,8 +127,8 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 				   int device)
 {
-	struct xcuda_attr_args a = { attr, device };
-	struct xcuda_int_res r;
+	struct xcuda_device_get_attribute_args a = { attr, device };
+	struct xcuda_device_get_attribute_res r;
 	cudaError_t err;
 	int cache = device >= 0 && device < XCUDA_MAX_DEVICES &&
 		    (int)attr >= 0 && attr < XC_ATTR_MAX;
@@ -139,7 +140,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 		*value = xc_attr_cache[device][attr];
 		return cudaSuccess;
 	}
-	err = xc_forward(XCUDA_OP_DEVICE_GET_ATTRIBUTE, &a, &r);
+	err = xc_call_device_get_attribute(&a, &r);
 	if (err)
 		return err;
 	*value = r.value;
@@ -149,11 +150,6 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 				 __ATOMIC_RELEASE);
 	}
 	return cudaSuccess;
-}
-
-cudaError_t cudaDeviceSynchronize(void)
-{
-	return xc_forward(XCUDA_OP_DEVICE_SYNCHRONIZE, NULL, NULL);
 }
 
 cudaError_t cudaDeviceReset(void)
@@ -167,7 +163,7 @@ cudaError_t cudaDeviceReset(void)
 	if (err)
 		return xc_ret(err);
 	pthread_mutex_lock(&s->lock);
-	xc_req_init(&req, XCUDA_OP_DEVICE_RESET, 0);
+	xc_req_device_reset(&req);
 	err = xc_send_locked(s, &req, UINT64_MAX, &id);
 	if (!err)
 		err = xc_wait_locked(s, id, &rsp);
@@ -185,61 +181,5 @@ cudaError_t cudaDeviceReset(void)
 	/* The reset freed every device allocation of the process. */
 	xc_range_drop_kind(XC_R_DEVICE);
 	xc_reg_device_reset();
-	return cudaSuccess;
-}
-
-cudaError_t cudaSetDeviceFlags(unsigned int flags)
-{
-	struct xcuda_u32_args a = { flags, 0 };
-
-	return xc_forward(XCUDA_OP_SET_DEVICE_FLAGS, &a, NULL);
-}
-
-cudaError_t cudaGetDeviceFlags(unsigned int *flags)
-{
-	struct xcuda_int_res r;
-	cudaError_t err;
-
-	if (!flags)
-		return xc_ret(cudaErrorInvalidValue);
-	err = xc_forward(XCUDA_OP_GET_DEVICE_FLAGS, NULL, &r);
-	if (!err)
-		*flags = (unsigned int)r.value;
-	return err;
-}
-
-cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
-{
-	struct xcuda_limit_args a = { limit, 0, 0 };
-	struct xcuda_u64_res r;
-	cudaError_t err;
-
-	if (!pValue)
-		return xc_ret(cudaErrorInvalidValue);
-	err = xc_forward(XCUDA_OP_DEVICE_GET_LIMIT, &a, &r);
-	if (!err)
-		*pValue = r.value;
-	return err;
-}
-
-cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
-{
-	struct xcuda_limit_args a = { limit, 0, value };
-
-	return xc_forward(XCUDA_OP_DEVICE_SET_LIMIT, &a, NULL);
-}
-
-cudaError_t cudaMemGetInfo(size_t *free_mem, size_t *total)
-{
-	struct xcuda_meminfo_res r;
-	cudaError_t err;
-
-	err = xc_forward(XCUDA_OP_MEM_GET_INFO, NULL, &r);
-	if (err)
-		return err;
-	if (free_mem)
-		*free_mem = r.free;
-	if (total)
-		*total = r.total;
 	return cudaSuccess;
 }

@@ -331,6 +331,7 @@ static cudaError_t xc_func_locked(const void *func, struct xc_session **sp,
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
 				  const void *func)
 {
+	struct xcuda_func_get_attributes_args a = { 0 };
 	struct xcuda_response rsp;
 	struct xcuda_request req;
 	struct xc_session *s;
@@ -348,9 +349,8 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
 		err = cudaErrorMemoryAllocation;
 		goto out;
 	}
-	xc_req_init(&req, XCUDA_OP_FUNC_GET_ATTRIBUTES,
-		    sizeof(struct xcuda_handle_args));
-	((struct xcuda_handle_args *)req.args)->handle = f->handle;
+	a.func = f->handle;
+	xc_req_func_get_attributes(&req, &a);
 	req.hdr.data_off = (uint32_t)off;
 	req.hdr.data_len = sizeof(*attr);
 	err = xc_send_locked(s, &req, UINT64_MAX, &id);
@@ -369,48 +369,33 @@ out:
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr,
 				 int value)
 {
-	struct xcuda_func_attr_args a = { 0 };
-	struct xc_session *s;
-	struct xc_func *f;
+	struct xcuda_func_set_attribute_args a = { 0 };
+	struct xc_func *f = xc_func_lookup(func);
 	cudaError_t err;
 
-	err = xc_func_locked(func, &s, &f);
+	err = xc_func_handle(func, &a.func);
 	if (err)
 		return xc_ret(err);
-	a.func = f->handle;
 	a.attr = attr;
 	a.value = value;
-	pthread_mutex_unlock(&s->lock);
-	err = xc_forward(XCUDA_OP_FUNC_SET_ATTRIBUTE, &a, NULL);
+	err = xc_call_func_set_attribute(&a);
 	if (!err && attr == cudaFuncAttributeMaxDynamicSharedMemorySize)
 		f->max_dyn_smem = value;
 	return err;
 }
 
-cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
-	int *numBlocks, const void *func, int blockSize,
-	size_t dynamicSMemSize, unsigned int flags)
+cudaError_t xc_func_handle(const void *func, uint32_t *h)
 {
-	struct xcuda_occupancy_args a = { 0 };
-	struct xcuda_int_res r;
 	struct xc_session *s;
 	struct xc_func *f;
 	cudaError_t err;
 
-	if (!numBlocks)
-		return xc_ret(cudaErrorInvalidValue);
 	err = xc_func_locked(func, &s, &f);
 	if (err)
-		return xc_ret(err);
-	a.func = f->handle;
+		return err;
+	*h = f->handle;
 	pthread_mutex_unlock(&s->lock);
-	a.block_size = blockSize;
-	a.shmem = dynamicSMemSize;
-	a.flags = flags;
-	err = xc_forward(XCUDA_OP_OCCUPANCY, &a, &r);
-	if (!err)
-		*numBlocks = r.value;
-	return err;
+	return cudaSuccess;
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(

@@ -15,18 +15,18 @@
 cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
 	struct xcuda_malloc_args a = { size };
-	struct xcuda_u64_res r;
+	struct xcuda_malloc_res r;
 	struct xc_range rg = { 0 };
 	cudaError_t err;
 
 	if (!devPtr)
 		return xc_ret(cudaErrorInvalidValue);
-	err = xc_forward(XCUDA_OP_MALLOC, &a, &r);
+	err = xc_call_malloc(&a, &r);
 	if (err)
 		return err;
-	*devPtr = (void *)(uintptr_t)r.value;
-	if (r.value) {
-		rg.start = r.value;
+	*devPtr = (void *)(uintptr_t)r.ptr;
+	if (r.ptr) {
+		rg.start = r.ptr;
 		rg.size = size;
 		rg.kind = XC_R_DEVICE;
 		rg.device = xc_cur_device();
@@ -37,8 +37,8 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 
 cudaError_t cudaFree(void *devPtr)
 {
-	struct xcuda_ptr_args a = { (uintptr_t)devPtr };
-	cudaError_t err = xc_forward(XCUDA_OP_FREE, &a, NULL);
+	struct xcuda_free_args a = { (uintptr_t)devPtr };
+	cudaError_t err = xc_call_free(&a);
 
 	if (!err && devPtr)
 		xc_range_del((uintptr_t)devPtr, XC_R_DEVICE, NULL);
@@ -48,14 +48,14 @@ cudaError_t cudaFree(void *devPtr)
 cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width,
 			    size_t height)
 {
-	struct xcuda_pitch_args a = { width, height };
-	struct xcuda_pitch_res r;
+	struct xcuda_malloc_pitch_args a = { width, height };
+	struct xcuda_malloc_pitch_res r;
 	struct xc_range rg = { 0 };
 	cudaError_t err;
 
 	if (!devPtr || !pitch)
 		return xc_ret(cudaErrorInvalidValue);
-	err = xc_forward(XCUDA_OP_MALLOC_PITCH, &a, &r);
+	err = xc_call_malloc_pitch(&a, &r);
 	if (err)
 		return err;
 	*devPtr = (void *)(uintptr_t)r.ptr;
@@ -139,10 +139,9 @@ static cudaError_t xc_memset_any(void *p, size_t pitch, int value,
 				 cudaStream_t stream, int async,
 				 int per_thread)
 {
-	struct xcuda_memset2d_args a2 = { 0 };
+	struct xcuda_memset_2d_args a2 = { 0 };
 	struct xcuda_memset_args a1 = { 0 };
-	uint16_t op = height ? XCUDA_OP_MEMSET_2D : XCUDA_OP_MEMSET;
-	const void *a = height ? (const void *)&a2 : (const void *)&a1;
+	int post;
 	uint32_t sh;
 
 	if (xc_stream_handle(stream, per_thread, &sh))
@@ -154,11 +153,12 @@ static cudaError_t xc_memset_any(void *p, size_t pitch, int value,
 	a1.value = a2.value = value;
 	a1.flags = a2.flags = async ? XCUDA_COPY_ASYNC : 0;
 	a1.stream = a2.stream = sh;
-	if (async && xc_range_dev_extent((uintptr_t)p, height ?
-					 xc_extent_2d(pitch, width, height) :
-					 width))
-		return xc_post(op, a);
-	return xc_forward(op, a, NULL);
+	post = async && xc_range_dev_extent((uintptr_t)p, height ?
+					    xc_extent_2d(pitch, width,
+							 height) : width);
+	if (height)
+		return post ? xc_post_memset_2d(&a2) : xc_call_memset_2d(&a2);
+	return post ? xc_post_memset(&a1) : xc_call_memset(&a1);
 }
 
 static cudaError_t xc_memset(void *p, int value, size_t count,
@@ -231,8 +231,8 @@ cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value,
 
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
-	struct xcuda_pin_args a = { 0 };
-	struct xcuda_pin_res r;
+	struct xcuda_arena_pin_args a = { 0 };
+	struct xcuda_arena_pin_res r;
 	struct xcuda_request req;
 	struct xc_range rg = { 0 };
 	struct xc_session *s;
@@ -258,8 +258,7 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 	a.flags = (flags & cudaHostAllocPortable ? cudaHostRegisterPortable
 						 : 0) |
 		  (flags & cudaHostAllocMapped ? cudaHostRegisterMapped : 0);
-	xc_req_init(&req, XCUDA_OP_ARENA_PIN, sizeof(a));
-	memcpy(req.args, &a, sizeof(a));
+	xc_req_arena_pin(&req, &a);
 	req.hdr.data_off = (uint32_t)off;
 	req.hdr.data_len = (uint32_t)blk;
 	err = xc_call(s, &req, &r, sizeof(r));
@@ -303,7 +302,7 @@ cudaError_t cudaFreeHost(void *ptr)
 	if (xc_range_del((uintptr_t)ptr, XC_R_HOST_PINNED, &rg))
 		return xc_ret(cudaErrorInvalidValue);
 	size = xc_arena_find(s->heap, rg.arena_off, &start);
-	xc_req_init(&req, XCUDA_OP_ARENA_UNPIN, 0);
+	xc_req_arena_unpin(&req);
 	req.hdr.data_off = (uint32_t)rg.arena_off;
 	req.hdr.data_len = (uint32_t)size;
 	err = xc_call(s, &req, NULL, 0);

@@ -160,7 +160,7 @@ static cudaError_t xc_staged(struct xc_session *s, int to_dev,
 		else
 			c->host = host + row * hpitch + col;
 		if (two_d) {
-			struct xcuda_memcpy2d_args a = { 0 };
+			struct xcuda_memcpy_2d_args a = { 0 };
 			uint64_t d = dev + row * dpitch;
 
 			a.dst = to_dev ? d : off;
@@ -173,8 +173,7 @@ static cudaError_t xc_staged(struct xc_session *s, int to_dev,
 			a.flags = XCUDA_COPY_STAGED |
 				  (async ? XCUDA_COPY_ASYNC : 0);
 			a.stream = stream;
-			xc_req_init(&req, XCUDA_OP_MEMCPY_2D, sizeof(a));
-			memcpy(req.args, &a, sizeof(a));
+			xc_req_memcpy_2d(&req, &a);
 		} else {
 			struct xcuda_memcpy_args a = { 0 };
 
@@ -185,8 +184,7 @@ static cudaError_t xc_staged(struct xc_session *s, int to_dev,
 			a.flags = XCUDA_COPY_STAGED |
 				  (async ? XCUDA_COPY_ASYNC : 0);
 			a.stream = stream;
-			xc_req_init(&req, XCUDA_OP_MEMCPY, sizeof(a));
-			memcpy(req.args, &a, sizeof(a));
+			xc_req_memcpy(&req, &a);
 		}
 		/* H2D blocks are freed on the answer; D2H ones after use. */
 		err = xc_send_locked(s, &req, to_dev ? off : UINT64_MAX,
@@ -281,8 +279,7 @@ cudaError_t xc_memcpy(void *dst, const void *src, size_t count,
 			ds == XC_ARENA ? XCUDA_COPY_D2H : XCUDA_COPY_D2D;
 		a.flags = async ? XCUDA_COPY_ASYNC : 0;
 		a.stream = sh;
-		xc_req_init(&req, XCUDA_OP_MEMCPY, sizeof(a));
-		memcpy(req.args, &a, sizeof(a));
+		xc_req_memcpy(&req, &a);
 		err = xc_direct(s, &req, async,
 				xc_known(ss, src, count, ds, dst, count),
 				count);
@@ -296,7 +293,7 @@ cudaError_t xc_memcpy2d(void *dst, size_t dpitch, const void *src,
 			enum cudaMemcpyKind kind, cudaStream_t stream,
 			int async, int per_thread)
 {
-	struct xcuda_memcpy2d_args a = { 0 };
+	struct xcuda_memcpy_2d_args a = { 0 };
 	struct xcuda_request req;
 	struct xc_session *s;
 	enum xc_side ss, ds;
@@ -349,8 +346,7 @@ cudaError_t xc_memcpy2d(void *dst, size_t dpitch, const void *src,
 			ds == XC_ARENA ? XCUDA_COPY_D2H : XCUDA_COPY_D2D;
 		a.flags = async ? XCUDA_COPY_ASYNC : 0;
 		a.stream = sh;
-		xc_req_init(&req, XCUDA_OP_MEMCPY_2D, sizeof(a));
-		memcpy(req.args, &a, sizeof(a));
+		xc_req_memcpy_2d(&req, &a);
 		err = xc_direct(s, &req, async,
 				xc_known(ss, src, sext, ds, dst, dext),
 				(uint64_t)width * height);

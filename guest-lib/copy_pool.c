@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/ring_wait.h"
 #include "guest.h"
 
 #define XC_POOL_MAX		16
@@ -73,43 +73,19 @@ static void xc_futex_wake(uint32_t *word)
 	syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-static uint64_t xc_pool_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static inline void xc_pool_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("pause" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
 /*
  * Waits until *@word differs from @old: spins for a while, then sleeps
  * with *@sleepers counting us (so that the other side knows to wake us).
- * All seq_cst: either the waker sees *@sleepers or we see the new value.
+ * The spin's acquire load pairs with the bump's release; sleeping is all
+ * seq_cst: either the waker sees *@sleepers or we see the new value.
  */
 static uint32_t xc_pool_await(uint32_t *word, uint32_t old,
 			      uint32_t *sleepers)
 {
-	uint64_t end = xc_pool_now() + XC_POOL_SPIN_NS;
-	unsigned int i;
-	uint32_t v;
+	uint32_t v = xr_spin(word, old, xr_now_ns() + XC_POOL_SPIN_NS);
 
-	for (i = 1;; i++) {
-		v = __atomic_load_n(word, __ATOMIC_SEQ_CST);
-		if (v != old)
-			return v;
-		xc_pool_relax();
-		if (!(i & 63) && xc_pool_now() >= end)
-			break;
-	}
+	if (v != old)
+		return v;
 	for (;;) {
 		__atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
 		v = __atomic_load_n(word, __ATOMIC_SEQ_CST);

@@ -4,6 +4,7 @@
  * with the real runtime's exact text (error_table.inc is generated from
  * it by tools/gen-error-table.c).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,56 @@ const char *xc_error_string(int err)
 	const struct xc_error_desc *d = xc_error_find(err);
 
 	return d ? d->string : XC_ERROR_UNKNOWN;
+}
+
+/*
+ * xcuda-back answers what it cannot hand to a worker (a session it no
+ * longer has, a malformed request, no memory) with a negative errno,
+ * where a worker answers a cudaError_t.  @err is such an errno, negative
+ * as on the wire (a positive one is taken as its negation).
+ */
+cudaError_t xc_errno_to_cuda(int err)
+{
+	if (err <= -4096)
+		return cudaErrorUnknown;
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return cudaSuccess;
+	case EINVAL:
+	case ERANGE:
+	case EOVERFLOW:
+	case E2BIG:
+	case EMSGSIZE:
+	case EFAULT:
+		return cudaErrorInvalidValue;
+	case ENOMEM:
+	case ENOSPC:
+	case ENOBUFS:
+		return cudaErrorMemoryAllocation;
+	case ESHUTDOWN:
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+	case EPIPE:
+	case ECONNRESET:
+	case ENOTCONN:
+	case EHOSTDOWN:
+	case EBUSY:
+	case EAGAIN:
+		return cudaErrorDevicesUnavailable;
+	case ETIMEDOUT:
+		return cudaErrorTimeout;
+	case EPERM:
+	case EACCES:
+		return cudaErrorNotPermitted;
+	case ENOSYS:
+	case EOPNOTSUPP:
+		return cudaErrorNotSupported;
+	default:
+		return cudaErrorUnknown;
+	}
 }
 
 static __thread cudaError_t xc_last;

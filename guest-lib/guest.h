@@ -14,11 +14,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include "xcuda/calls.h"
 #include "transport.h"
 
 /* ---- errors (errors.c) ---- */
 
 const char *xc_error_name(int err);
+/* The CUDA error for an errno that xcuda-back answered (negative). */
+cudaError_t xc_errno_to_cuda(int err);
 const char *xc_error_string(int err);
 /* Records @err as the calling thread's last error unless it is success. */
 cudaError_t xc_ret(cudaError_t err);
@@ -46,6 +49,8 @@ uint64_t xc_arena_find(struct xc_arena *a, uint64_t off, uint64_t *start);
 
 #define XC_STAGING_DEFAULT	(32u << 20)
 #define XC_CHUNK_DEFAULT	(4u << 20)
+/* Arena buffers one generated call may name. */
+#define XC_XFER_MAX		8
 
 struct xc_pending {
 	uint64_t id;
@@ -82,13 +87,37 @@ struct xc_session *xc_session_get(cudaError_t *err);
 struct xc_session *xc_session_peek(void);
 
 /*
- * One round trip for @op, with argument and result sizes from calls.def;
- * records a failure as the thread's last error.
+ * One round trip for @op: @args_len argument bytes, up to @res_len result
+ * bytes; records a failure as the thread's last error.  Code calls the
+ * typed xc_call_<op>() of xcuda/guest_calls.h rather than this.
  */
-cudaError_t xc_forward(uint16_t op, const void *args, void *res);
+cudaError_t xc_forward(uint16_t op, const void *args, size_t args_len,
+		       void *res, size_t res_len);
 /* Posts @op without waiting; its error comes back later. */
-cudaError_t xc_post(uint16_t op, const void *args);
-uint16_t xc_op_args_size(uint16_t op);
+cudaError_t xc_post(uint16_t op, const void *args, size_t args_len);
+
+/* A buffer that travels through the arena with a generated call. */
+enum { XC_XFER_IN = 1, XC_XFER_OUT = 2, XC_XFER_INOUT = 3 };
+
+struct xc_xfer {
+	void *ptr;		/* the caller's buffer; NULL travels as NULL */
+	uint64_t len;		/* bytes; 0 is NULL, UINT64_MAX is too long */
+	int dir;		/* XC_XFER_* */
+	struct xcuda_extent *ext;	/* in the arguments: filled here */
+};
+
+/*
+ * xc_forward() for a call whose arguments name arena extents: stages
+ * each buffer in the arena (copying it in unless it is only an output),
+ * fills its extent in @args, and copies outputs back on success.
+ */
+cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
+			    void *res, size_t res_len, struct xc_xfer *x,
+			    unsigned int n);
+/* Bytes of @s with its NUL, 0 for NULL, UINT64_MAX if over @max. */
+uint64_t xc_strsize(const char *s, uint64_t max);
+/* Bytes of a buffer of @len, at most @max; 0 for NULL or len <= 0. */
+uint64_t xc_bufsize(const void *p, long long len, uint64_t max);
 /* Folds answers already in and any latched error into the last error. */
 void xc_poll_latched(void);
 /*
@@ -169,6 +198,8 @@ int xc_cfg_pop(struct xc_launch_cfg *cfg);
 /* A guest cudaStream_t/cudaEvent_t is the wire handle as a pointer. */
 int xc_stream_handle(cudaStream_t s, int per_thread, uint32_t *h);
 int xc_event_handle(cudaEvent_t e, uint32_t *h);
+/* The worker's handle of the kernel @func, resolving it if needed. */
+cudaError_t xc_func_handle(const void *func, uint32_t *h);
 
 /* ---- device properties cache (api_device.c) ---- */
 
@@ -257,5 +288,8 @@ cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f);
 /* Finds a variable by host shadow address and resolves it. */
 cudaError_t xc_var_resolve(struct xc_session *s, const void *host_var,
 			   struct xc_var **out);
+
+/* Typed builders and round trips of every command (generated). */
+#include "xcuda/guest_calls.h"
 
 #endif /* XCUDA_GUEST_H */

@@ -212,7 +212,7 @@ static int xc_var_of_module(void *val, void *mod)
 void xc_unreg_fatbin(void **mod)
 {
 	struct xc_module *m = mod ? xc_module_of(mod) : NULL;
-	struct xcuda_handle_args a = { 0 };
+	struct xcuda_module_unload_args a = { 0 };
 	struct xcuda_request req;
 	struct xc_session *s;
 
@@ -239,9 +239,8 @@ void xc_unreg_fatbin(void **mod)
 	}
 	pthread_mutex_lock(&s->lock);
 	if (m->sess == s && !m->load_err && m->handle && !s->dead) {
-		a.handle = m->handle;
-		xc_req_init(&req, XCUDA_OP_MODULE_UNLOAD, sizeof(a));
-		memcpy(req.args, &a, sizeof(a));
+		a.module = m->handle;
+		xc_req_module_unload(&req, &a);
 		/* Posted: its answer is collected with the next call's. */
 		xc_post_locked(s, &req, UINT64_MAX);
 	}
@@ -330,8 +329,8 @@ static cudaError_t xc_name_call(struct xc_session *s,
 
 static cudaError_t xc_module_load(struct xc_session *s, struct xc_module *m)
 {
-	struct xcuda_module_args a = { 0 };
-	struct xcuda_handle_res res;
+	struct xcuda_module_data_args a = { 0 };
+	struct xcuda_module_data_res res;
 	struct xcuda_response rsp;
 	struct xcuda_request req;
 	cudaError_t err = cudaSuccess;
@@ -356,8 +355,7 @@ static cudaError_t xc_module_load(struct xc_session *s, struct xc_module *m)
 		a.offset = done;
 		a.flags = (done ? 0 : XCUDA_MOD_FIRST) |
 			  (done + piece == m->size ? XCUDA_MOD_LAST : 0);
-		xc_req_init(&req, XCUDA_OP_MODULE_DATA, sizeof(a));
-		memcpy(req.args, &a, sizeof(a));
+		xc_req_module_data(&req, &a);
 		req.hdr.data_off = (uint32_t)off;
 		req.hdr.data_len = (uint32_t)piece;
 		err = xc_send_locked(s, &req, off, &id);
@@ -382,8 +380,9 @@ static cudaError_t xc_module_load(struct xc_session *s, struct xc_module *m)
 
 cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f)
 {
-	struct xcuda_symbol_args a = { 0 };
-	struct xcuda_func_res res;
+	struct xcuda_func_get_args a = { 0 };
+	struct xcuda_func_get_attributes_args fa = { 0 };
+	struct xcuda_func_get_res res;
 	struct xcuda_response rsp;
 	struct xcuda_request req;
 	struct cudaFuncAttributes attr;
@@ -399,8 +398,7 @@ cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f)
 	if (err)
 		return err;
 	a.module = f->mod->handle;
-	xc_req_init(&req, XCUDA_OP_FUNC_GET, sizeof(a));
-	memcpy(req.args, &a, sizeof(a));
+	xc_req_func_get(&req, &a);
 	err = xc_name_call(s, &req, f->name, out, &rsp, &blk);
 	if (err)
 		return err;
@@ -438,9 +436,8 @@ cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f)
 	/* The kernel's own limits let launches be checked here. */
 	f->max_dyn_smem = -1;
 	f->max_threads = -1;
-	xc_req_init(&req, XCUDA_OP_FUNC_GET_ATTRIBUTES,
-		    sizeof(struct xcuda_handle_args));
-	((struct xcuda_handle_args *)req.args)->handle = f->handle;
+	fa.func = f->handle;
+	xc_req_func_get_attributes(&req, &fa);
 	blk = xc_staging_get(s, sizeof(attr), sizeof(attr), &got);
 	if (blk != UINT64_MAX) {
 		uint64_t id;
@@ -464,10 +461,10 @@ cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f)
 cudaError_t xc_var_resolve(struct xc_session *s, const void *host_var,
 			   struct xc_var **out)
 {
-	struct xcuda_symbol_args a = { 0 };
+	struct xcuda_var_get_args a = { 0 };
 	struct xcuda_response rsp;
 	struct xcuda_request req;
-	struct xcuda_var_res res;
+	struct xcuda_var_get_res res;
 	struct xc_var *v;
 	cudaError_t err;
 	uint64_t blk;
@@ -484,8 +481,7 @@ cudaError_t xc_var_resolve(struct xc_session *s, const void *host_var,
 	if (err)
 		return err;
 	a.module = v->mod->handle;
-	xc_req_init(&req, XCUDA_OP_VAR_GET, sizeof(a));
-	memcpy(req.args, &a, sizeof(a));
+	xc_req_var_get(&req, &a);
 	err = xc_name_call(s, &req, v->name, 0, &rsp, &blk);
 	if (err)
 		return err;

@@ -76,14 +76,20 @@ static int xc_pump_locked(struct xc_session *s, int timeout_ms)
 		struct xcuda_response *r = &rsp[i];
 		struct xc_pending *p = &s->pending[r->id % slots];
 
+		/*
+		 * A cudaError_t from the worker, or a negative errno from
+		 * xcuda-back (which answers some requests by itself).
+		 */
 		if (p->state != XC_P_WAIT || p->id != r->id ||
 		    p->op != r->op || r->len > XCUDA_RSP_INLINE ||
-		    r->status < 0 || r->status >= XC_STATUS_MAX) {
+		    r->status <= -4096 || r->status >= XC_STATUS_MAX) {
 			xc_log("malformed answer from xcudad (id %llu op %u)",
 			       (unsigned long long)r->id, r->op);
 			xc_session_dead(s, -EPROTO);
 			return -EPROTO;
 		}
+		if (r->status < 0)
+			r->status = xc_errno_to_cuda(r->status);
 		if (p->staging != UINT64_MAX)
 			xc_arena_release(s->staging, p->staging);
 		p->staging = UINT64_MAX;
@@ -307,12 +313,11 @@ static cudaError_t xc_session_open(struct xc_session **out)
 	for (unsigned int i = 0; i < s->t.ring_slots; i++)
 		s->pending[i].staging = UINT64_MAX;
 
-	xc_req_init(&req, XCUDA_OP_OPEN, sizeof(args));
 	args = (struct xcuda_open_args){ XCUDA_PROTO_VERSION,
 					 XCUDA_FEATURES_ALL,
 					 s->t.arena_size,
 					 (uintptr_t)s->t.arena };
-	memcpy(req.args, &args, sizeof(args));
+	xc_req_open(&req, &args);
 	err = xc_call(s, &req, &s->info, sizeof(s->info));
 	if (!err && (s->info.version < 1 ||
 		     s->info.version > XCUDA_PROTO_VERSION ||
@@ -330,11 +335,10 @@ static cudaError_t xc_session_open(struct xc_session **out)
 		s->info.device_count = 0;
 	if (!s->info.init_status &&
 	    (s->info.features & XCUDA_FEAT_PINNED_ARENA)) {
-		struct xcuda_pin_args pin = { 0, 0 };
+		struct xcuda_arena_pin_args pin = { 0, 0 };
 
 		/* Staged copies then go straight from pinned memory. */
-		xc_req_init(&req, XCUDA_OP_ARENA_PIN, sizeof(pin));
-		memcpy(req.args, &pin, sizeof(pin));
+		xc_req_arena_pin(&req, &pin);
 		req.hdr.data_off = 0;
 		req.hdr.data_len = (uint32_t)stage;
 		xc_call(s, &req, NULL, 0);
@@ -381,27 +385,19 @@ struct xc_session *xc_session_peek(void)
 	return __atomic_load_n(&xc_sess, __ATOMIC_ACQUIRE);
 }
 
-/* Argument and result sizes of every command, from calls.def. */
-static const uint16_t xc_args_size[XCUDA_OP_MAX] = {
-#define XCUDA_CALL(name, num, flags, args, res, data) \
-	[num] = sizeof(struct xcuda_##args),
-#include "xcuda/calls.def"
-#undef XCUDA_CALL
-};
-
-static const uint16_t xc_res_size[XCUDA_OP_MAX] = {
-#define XCUDA_CALL(name, num, flags, args, res, data) \
-	[num] = sizeof(struct xcuda_##res),
-#include "xcuda/calls.def"
-#undef XCUDA_CALL
-};
-
-uint16_t xc_op_args_size(uint16_t op)
+/* Both sizes come from a typed wrapper; a mismatch is our own bug. */
+static int xc_sizes_ok(uint16_t op, size_t args_len, size_t res_len)
 {
-	return op < XCUDA_OP_MAX ? xc_args_size[op] : 0;
+	const struct xcuda_call_info *c = xcuda_call(op);
+
+	if (c && args_len == c->args_size && res_len <= c->res_size)
+		return 1;
+	xc_log("internal error: op %u sized %zu/%zu", op, args_len, res_len);
+	return 0;
 }
 
-cudaError_t xc_forward(uint16_t op, const void *args, void *res)
+cudaError_t xc_forward(uint16_t op, const void *args, size_t args_len,
+		       void *res, size_t res_len)
 {
 	struct xcuda_request req;
 	struct xc_session *s;
@@ -410,14 +406,16 @@ cudaError_t xc_forward(uint16_t op, const void *args, void *res)
 	s = xc_session_get(&err);
 	if (!s)
 		return xc_ret(err);
-	xc_req_init(&req, op, xc_args_size[op]);
-	if (args)
-		memcpy(req.args, args, xc_args_size[op]);
-	err = xc_call(s, &req, res, res ? xc_res_size[op] : 0);
+	if (!xc_sizes_ok(op, args_len, res_len))
+		return xc_ret(cudaErrorUnknown);
+	xc_req_init(&req, op, (uint16_t)args_len);
+	if (args_len)
+		memcpy(req.args, args, args_len);
+	err = xc_call(s, &req, res, res_len);
 	return xc_ret(err);
 }
 
-cudaError_t xc_post(uint16_t op, const void *args)
+cudaError_t xc_post(uint16_t op, const void *args, size_t args_len)
 {
 	struct xcuda_request req;
 	struct xc_session *s;
@@ -426,10 +424,80 @@ cudaError_t xc_post(uint16_t op, const void *args)
 	s = xc_session_get(&err);
 	if (!s)
 		return xc_ret(err);
-	xc_req_init(&req, op, xc_args_size[op]);
-	memcpy(req.args, args, xc_args_size[op]);
+	if (!xc_sizes_ok(op, args_len, 0))
+		return xc_ret(cudaErrorUnknown);
+	xc_req_init(&req, op, (uint16_t)args_len);
+	if (args_len)
+		memcpy(req.args, args, args_len);
 	pthread_mutex_lock(&s->lock);
 	err = xc_post_locked(s, &req, UINT64_MAX);
+	pthread_mutex_unlock(&s->lock);
+	return xc_ret(err);
+}
+
+uint64_t xc_strsize(const char *str, uint64_t max)
+{
+	size_t n;
+
+	if (!str)
+		return 0;
+	n = strnlen(str, max);
+	return n < max ? n + 1 : UINT64_MAX;
+}
+
+uint64_t xc_bufsize(const void *p, long long len, uint64_t max)
+{
+	if (!p || len <= 0)
+		return 0;
+	return (uint64_t)len < max ? (uint64_t)len : max;
+}
+
+cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
+			    void *res, size_t res_len, struct xc_xfer *x,
+			    unsigned int n)
+{
+	uint64_t off[XC_XFER_MAX], got;
+	struct xcuda_request req;
+	struct xc_session *s;
+	cudaError_t err;
+	unsigned int i, staged = 0;
+
+	s = xc_session_get(&err);
+	if (!s)
+		return xc_ret(err);
+	if (n > XC_XFER_MAX || !xc_sizes_ok(op, args_len, res_len))
+		return xc_ret(cudaErrorUnknown);
+	for (i = 0; i < n; i++)
+		if (x[i].len == UINT64_MAX || x[i].len > UINT32_MAX)
+			return xc_ret(cudaErrorInvalidValue);
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < n; i++, staged++) {
+		*x[i].ext = (struct xcuda_extent){ 0, 0 };
+		off[i] = UINT64_MAX;
+		if (!x[i].ptr || !x[i].len)
+			continue;
+		off[i] = xc_staging_get(s, x[i].len, x[i].len, &got);
+		if (off[i] == UINT64_MAX) {
+			err = cudaErrorMemoryAllocation;
+			goto out;
+		}
+		*x[i].ext = (struct xcuda_extent){ (uint32_t)off[i],
+						   (uint32_t)x[i].len };
+		if (x[i].dir & XC_XFER_IN)
+			memcpy(xc_arena_ptr(s, off[i]), x[i].ptr, x[i].len);
+		else
+			memset(xc_arena_ptr(s, off[i]), 0, x[i].len);
+	}
+	xc_req_init(&req, op, (uint16_t)args_len);
+	memcpy(req.args, args, args_len);
+	err = xc_call_locked(s, &req, res, res_len);
+	for (i = 0; !err && i < n; i++)
+		if (off[i] != UINT64_MAX && (x[i].dir & XC_XFER_OUT))
+			memcpy(x[i].ptr, xc_arena_ptr(s, off[i]), x[i].len);
+out:
+	for (i = 0; i < staged; i++)
+		if (off[i] != UINT64_MAX)
+			xc_arena_release(s->staging, off[i]);
 	pthread_mutex_unlock(&s->lock);
 	return xc_ret(err);
 }

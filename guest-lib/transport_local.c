@@ -5,37 +5,33 @@
  * eventfd doorbells, and the handshake socket kept open to notice the
  * worker going away.
  *
- * Doorbells follow Xen's hold-off scheme: a side that is about to sleep
- * publishes the index it wants to be woken at (req_event / rsp_event) with
- * RING_FINAL_CHECK_FOR_*, a producer rings only when its push crosses that
- * index (RING_PUSH_*_AND_CHECK_NOTIFY); the full barrier on both sides
- * makes it impossible for both to miss each other.  While a side spins it
- * leaves its event index stale, so the producer does not ring at all.
+ * Waiting and doorbells are common/ring_wait.h's (Xen's hold-off scheme:
+ * rsp_event before we sleep, req_event checked after we submit): no
+ * wake-up is lost, and while a side spins the other does not ring.
  *
  * The worker is not trusted: its indexes are read once, checked against
  * what we have asked for, and slots are copied out before use.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "common/env.h"
+#include "common/ring_wait.h"
 #include "transport.h"
 #include "xcuda/local.h"
 
 #define XC_LOCAL_RING_ORDER	4
 #define XC_LOCAL_ARENA		(1ull << 30)
+/* Waiting for an answer: most come within a millisecond. */
 #define XC_LOCAL_SPIN_US	1000
-#define XC_LOCAL_SPIN_MAX_US	1000000
 /* The daemon forks a worker before it answers; give it time. */
 #define XC_LOCAL_HANDSHAKE_MS	30000
 /* Room for a worker that sends more descriptors than it should. */
@@ -43,101 +39,11 @@
 
 struct xc_local {
 	xcuda_front_ring_t front;
-	int sock;		/* the handshake socket, for its hang-up */
-	int req_efd;		/* we write: requests are waiting */
-	int rsp_efd;		/* we read: responses are waiting */
+	/* bell: responses are waiting; peer_bell: requests are */
+	struct xr_end end;
 	void *base;		/* ring, then arena */
 	size_t map_size;
-	uint64_t spin_ns;
-	int dead;		/* the worker hung up */
-	int broken;		/* the worker broke the ring protocol */
 };
-
-static uint64_t xc_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t xc_deadline(int timeout_ms)
-{
-	if (timeout_ms < 0)
-		return UINT64_MAX;
-	return xc_now_ns() + (uint64_t)timeout_ms * 1000000u;
-}
-
-/* poll()'s timeout for @deadline, rounded up so that we never wake early. */
-static int xc_poll_ms(uint64_t deadline)
-{
-	uint64_t now, ms;
-
-	if (deadline == UINT64_MAX)
-		return -1;
-	now = xc_now_ns();
-	if (now >= deadline)
-		return 0;
-	ms = (deadline - now + 999999) / 1000000;
-	return ms > INT_MAX ? INT_MAX : (int)ms;
-}
-
-static inline void xc_cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("pause" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
-
-/*
- * Unsigned decimal from the environment: 0 if unset (*v untouched), 1 if
- * set and <= @max, -EINVAL otherwise.
- */
-static int xc_env_uint(const char *name, unsigned long long max,
-		       unsigned long long *v)
-{
-	const char *s = getenv(name);
-	unsigned long long x;
-	char *end;
-
-	if (!s)
-		return 0;
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (errno || *end || x > max)
-		return -EINVAL;
-	*v = x;
-	return 1;
-}
-
-/* Rings a doorbell; a saturated counter is already readable, so is fine. */
-static int xc_ring_bell(int efd)
-{
-	uint64_t one = 1;
-
-	for (;;) {
-		if (write(efd, &one, sizeof(one)) == sizeof(one))
-			return 0;
-		if (errno == EAGAIN)
-			return 0;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
-
-static void xc_drain_bell(int efd)
-{
-	uint64_t v;
-
-	while (read(efd, &v, sizeof(v)) < 0 && errno == EINTR)
-		;
-}
 
 /* ------------------------------------------------------------------ */
 /* Ring operations.                                                   */
@@ -146,11 +52,10 @@ static int xc_local_submit(struct xc_transport *t,
 			   const struct xcuda_request *reqs, unsigned int n)
 {
 	struct xc_local *l = t->priv;
-	int notify;
 
-	if (l->broken)
+	if (l->end.broken)
 		return -EPROTO;
-	if (l->dead)
+	if (l->end.dead)
 		return -EPIPE;
 	if (!n)
 		return 0;
@@ -162,9 +67,8 @@ static int xc_local_submit(struct xc_transport *t,
 		       &reqs[i], sizeof(reqs[i]));
 		l->front.req_prod_pvt++;
 	}
-	/* Publishes the slots before req_prod, then reads req_event. */
-	RING_PUSH_REQUESTS_AND_CHECK_NOTIFY(&l->front, notify);
-	return notify ? xc_ring_bell(l->req_efd) : 0;
+	/* The slots before req_prod; the bell only if the worker sleeps. */
+	return xr_end_push(&l->end, l->front.req_prod_pvt, 0);
 }
 
 /*
@@ -172,20 +76,21 @@ static int xc_local_submit(struct xc_transport *t,
  * once; more unconsumed responses than requests outstanding (or an index
  * that went backwards, which wraps to the same thing) is a lie.
  */
-static int xc_take(struct xc_local *l, struct xcuda_response *out,
-		   unsigned int max)
+static int xc_take(void *ctx, void *buf, unsigned int max)
 {
+	struct xcuda_response *out = buf;
+	struct xc_local *l = ctx;
 	RING_IDX rp, avail, outstanding;
 	unsigned int i, n;
 
-	if (l->broken)
+	if (l->end.broken)
 		return -EPROTO;
 	rp = __atomic_load_n(&l->front.sring->rsp_prod, __ATOMIC_RELAXED);
 	xen_rmb();	/* read slots only after the index that covers them */
 	avail = rp - l->front.rsp_cons;
 	outstanding = l->front.req_prod_pvt - l->front.rsp_cons;
 	if (avail > outstanding) {
-		l->broken = 1;
+		l->end.broken = 1;
 		return -EPROTO;
 	}
 	n = avail < max ? avail : max;
@@ -196,113 +101,23 @@ static int xc_take(struct xc_local *l, struct xcuda_response *out,
 	return (int)n;
 }
 
-/* Spins until rsp_prod moves or @end passes; true if it moved. */
-static int xc_spin(struct xc_local *l, uint64_t end)
-{
-	RING_IDX seen = l->front.rsp_cons;
-	unsigned int i;
-
-	for (i = 1;; i++) {
-		if (__atomic_load_n(&l->front.sring->rsp_prod,
-				    __ATOMIC_RELAXED) != seen)
-			return 1;
-		xc_cpu_relax();
-		/* The clock is cheap but not free: look every 32 pauses. */
-		if (!(i & 31) && xc_now_ns() >= end)
-			return 0;
-	}
-}
-
-/* Sets rsp_event and looks once more: true if there is work after all. */
-static int xc_prepare_sleep(struct xc_local *l)
-{
-	int work;
-
-	RING_FINAL_CHECK_FOR_RESPONSES(&l->front, work);
-	return work != 0;
-}
-
-/* The socket carries nothing after the handshake: EOF or data ends it. */
-static int xc_check_sock(struct xc_local *l, short revents)
-{
-	char c;
-	ssize_t r;
-
-	if (revents & POLLNVAL)
-		return -EBADF;
-	if (revents & (POLLHUP | POLLERR)) {
-		l->dead = 1;
-		return 0;
-	}
-	r = recv(l->sock, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-	if (r > 0) {
-		l->broken = 1;
-		return -EPROTO;
-	}
-	if (r == 0 || (errno != EAGAIN && errno != EINTR))
-		l->dead = 1;
-	return 0;
-}
-
-/* Sleeps on the doorbell and the socket: 0 on timeout, 1 to look again. */
-static int xc_sleep(struct xc_local *l, uint64_t deadline)
-{
-	struct pollfd p[2] = {
-		{ .fd = l->rsp_efd, .events = POLLIN },
-		{ .fd = l->sock, .events = POLLIN },
-	};
-	int r;
-
-	r = poll(p, 2, xc_poll_ms(deadline));
-	if (r < 0)
-		return errno == EINTR ? 1 : -errno;
-	if (!r)
-		return 0;
-	if (p[0].revents & POLLNVAL)
-		return -EBADF;
-	if (p[0].revents & POLLIN)
-		xc_drain_bell(l->rsp_efd);
-	if (p[1].revents) {
-		r = xc_check_sock(l, p[1].revents);
-		if (r < 0)
-			return r;
-	}
-	return 1;
-}
-
 static int xc_local_receive(struct xc_transport *t,
 			    struct xcuda_response *out, unsigned int max,
 			    int timeout_ms)
 {
 	struct xc_local *l = t->priv;
-	uint64_t deadline = xc_deadline(timeout_ms), end;
-	int spun = 0, ret;
+	struct xr_wait w = { .timeout_ms = timeout_ms };
 
 	if (!max)
 		return 0;
-	for (;;) {
-		ret = xc_take(l, out, max);
-		if (ret)
-			return ret;
-		/* Responses the worker left behind come before its death. */
-		if (l->dead)
-			return -EPIPE;
-		/* Spinning only pays if an answer can come at all. */
-		if (!spun && l->spin_ns && timeout_ms &&
-		    l->front.req_prod_pvt != l->front.rsp_cons) {
-			spun = 1;
-			/* Waking costs ~20 us: not worth it inside a copy. */
-			end = xc_now_ns() + (t->expect_ns > l->spin_ns ?
-					     t->expect_ns : l->spin_ns);
-			if (xc_spin(l, end < deadline ? end : deadline))
-				continue;
-		}
-		if (xc_prepare_sleep(l))
-			continue;
-		ret = xc_sleep(l, deadline);
-		if (ret <= 0)
-			return ret;
-	}
+	/*
+	 * Spinning only pays if an answer can come at all; through a copy
+	 * that we know takes long, too, since waking costs ~20 us.
+	 */
+	if (l->end.spin_ns && l->front.req_prod_pvt != l->front.rsp_cons)
+		w.spin_ns = t->expect_ns > l->end.spin_ns ? t->expect_ns :
+							   l->end.spin_ns;
+	return xr_consume(&l->end, &w, xc_take, l, out, max);
 }
 
 static void xc_local_close(struct xc_transport *t)
@@ -312,19 +127,10 @@ static void xc_local_close(struct xc_transport *t)
 	if (!l)
 		return;
 	munmap(l->base, l->map_size);
-	close(l->req_efd);
-	close(l->rsp_efd);
-	close(l->sock);
+	xr_end_close(&l->end);
 	free(l);
 	memset(t, 0, sizeof(*t));
 }
-
-static const struct xc_transport_ops xc_local_ops = {
-	.name = "local",
-	.submit = xc_local_submit,
-	.receive = xc_local_receive,
-	.close = xc_local_close,
-};
 
 /* ------------------------------------------------------------------ */
 /* Handshake.                                                         */
@@ -397,7 +203,7 @@ static int xc_recv_welcome(int sock, struct xcuda_local_welcome *w,
 		struct cmsghdr *cm;
 		ssize_t r;
 
-		r = poll(&p, 1, xc_poll_ms(deadline));
+		r = poll(&p, 1, xr_poll_ms(deadline));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
@@ -467,7 +273,8 @@ static int xc_local_params(const struct xc_transport_opts *o,
 		*order = o->ring_order;
 	} else {
 		v = XC_LOCAL_RING_ORDER;
-		r = xc_env_uint("XCUDA_RING_ORDER", XCUDA_MAX_RING_ORDER, &v);
+		r = xcuda_env_uint("XCUDA_RING_ORDER", XCUDA_MAX_RING_ORDER,
+				   &v);
 		if (r < 0)
 			return r;
 		*order = (unsigned int)v;
@@ -481,27 +288,14 @@ static int xc_local_params(const struct xc_transport_opts *o,
 			 ~(uint64_t)(XCUDA_PAGE_SIZE - 1);
 	} else {
 		v = XC_LOCAL_ARENA >> 20;
-		r = xc_env_uint("XCUDA_ARENA_MB", XCUDA_LOCAL_ARENA_MAX >> 20,
-				&v);
+		r = xcuda_env_uint("XCUDA_ARENA_MB",
+				   XCUDA_LOCAL_ARENA_MAX >> 20, &v);
 		if (r < 0 || !v)
 			return -EINVAL;
 		*arena = (uint64_t)v << 20;
 	}
 
-	v = XC_LOCAL_SPIN_US;
-	r = xc_env_uint("XCUDA_SPIN_US", XC_LOCAL_SPIN_MAX_US, &v);
-	if (r < 0)
-		return r;
-	if (!r) {
-		cpu_set_t set;
-
-		/* Alone on one CPU, spinning only delays the worker. */
-		if (!sched_getaffinity(0, sizeof(set), &set) &&
-		    CPU_COUNT(&set) == 1)
-			v = 0;
-	}
-	*spin_ns = (uint64_t)v * 1000u;
-	return 0;
+	return xr_spin_env(XC_LOCAL_SPIN_US, spin_ns);
 }
 
 /* Checks the welcome against the hello; 0 if the session can start. */
@@ -553,6 +347,14 @@ static int xc_nonblock(int fd)
 	return 0;
 }
 
+/* What a session gets once the handshake is through. */
+static const struct xc_transport_ops xc_local_ops = {
+	.name = "local",
+	.submit = xc_local_submit,
+	.receive = xc_local_receive,
+	.close = xc_local_close,
+};
+
 int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 {
 	struct xcuda_local_hello hello = {
@@ -562,10 +364,10 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 	struct xcuda_local_welcome w;
 	int fds[XC_LOCAL_MAX_FDS], nfds = 0, sock, ret, i;
 	uint64_t spin_ns, arena;
+	size_t ring_bytes, map_size;
 	struct xc_local *l;
 	xcuda_sring_t *sring;
 	const char *path;
-	size_t ring_bytes;
 	void *base;
 
 	memset(t, 0, sizeof(*t));
@@ -580,7 +382,7 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 	ret = xc_send_all(sock, &hello, sizeof(hello));
 	if (!ret)
 		ret = xc_recv_welcome(sock, &w, fds, &nfds,
-				      xc_deadline(XC_LOCAL_HANDSHAKE_MS));
+				      xr_deadline(XC_LOCAL_HANDSHAKE_MS));
 	if (!ret)
 		ret = xc_check_welcome(&w, &hello, nfds);
 	if (ret)
@@ -595,17 +397,11 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 	if (ret)
 		goto fail;
 
-	l = calloc(1, sizeof(*l));
-	if (!l) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-	l->map_size = ring_bytes + w.arena_size;
-	base = mmap(NULL, l->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+	map_size = ring_bytes + w.arena_size;
+	base = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		    fds[0], 0);
 	if (base == MAP_FAILED) {
 		ret = -errno;
-		free(l);
 		goto fail;
 	}
 	close(fds[0]);	/* the mapping keeps the memory */
@@ -613,20 +409,24 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 
 	/* The worker set the ring up: it must look freshly initialised. */
 	sring = base;
+	ret = -EPROTO;
 	if (__atomic_load_n(&sring->req_prod, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&sring->rsp_prod, __ATOMIC_RELAXED)) {
-		munmap(base, l->map_size);
-		free(l);
-		ret = -EPROTO;
-		goto fail;
-	}
+	    __atomic_load_n(&sring->rsp_prod, __ATOMIC_RELAXED))
+		goto fail_unmap;
+	ret = -ENOMEM;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		goto fail_unmap;
 	FRONT_RING_INIT(&l->front, sring, ring_bytes);
+	xr_end_ring(&l->end, &sring->rsp_prod, &sring->rsp_event,
+		    &l->front.rsp_cons, &sring->req_prod, &sring->req_event);
 
 	l->base = base;
-	l->sock = sock;
-	l->req_efd = fds[1];
-	l->rsp_efd = fds[2];
-	l->spin_ns = spin_ns;
+	l->map_size = map_size;
+	l->end.sock = sock;
+	l->end.peer_bell = fds[1];
+	l->end.bell = fds[2];
+	l->end.spin_ns = spin_ns;
 	t->ops = &xc_local_ops;
 	t->arena = (uint8_t *)base + ring_bytes;
 	t->arena_size = w.arena_size;
@@ -635,6 +435,8 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 	t->priv = l;
 	return 0;
 
+fail_unmap:
+	munmap(base, map_size);
 fail:
 	for (i = 0; i < nfds; i++)
 		if (fds[i] >= 0)

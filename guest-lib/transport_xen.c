@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include <sys/mman.h>
 
 #include "xcuda/xen.h"
+#include "common/ring_wait.h"
 #include "transport.h"
 
 #define XC_XEN_DEVICE	"/dev/xcuda"
@@ -27,6 +27,18 @@
 struct xc_xen {
 	int fd;
 };
+
+static void xc_xen_close(struct xc_transport *t)
+{
+	struct xc_xen *x = t->priv;
+
+	if (t->arena)
+		munmap(t->arena, t->arena_size);
+	if (x)
+		close(x->fd);
+	free(x);
+	memset(t, 0, sizeof(*t));
+}
 
 static int xc_xen_submit(struct xc_transport *t,
 			 const struct xcuda_request *req, unsigned int n)
@@ -48,40 +60,17 @@ static int xc_xen_receive(struct xc_transport *t, struct xcuda_response *rsp,
 			  unsigned int max, int timeout_ms)
 {
 	struct xc_xen *x = t->priv;
-	struct pollfd p = { .fd = x->fd, .events = POLLIN };
-	ssize_t r;
-	int n;
+	size_t len = (size_t)max * sizeof(*rsp);
+	ssize_t r = xr_read_wait(x->fd, rsp, len, timeout_ms);
 
-	for (;;) {
-		r = read(x->fd, rsp, (size_t)max * sizeof(*rsp));
-		if (r >= 0)
-			break;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN)
-			return -errno;
-		n = poll(&p, 1, timeout_ms);
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (!n)
-			return 0;
-	}
-	if (r == 0 || r % (ssize_t)sizeof(*rsp) ||
-	    (size_t)r > (size_t)max * sizeof(*rsp))
+	if (r == -EAGAIN)
+		return 0;	/* timed out */
+	if (r < 0)
+		return (int)r;
+	/* The driver hands whole responses, never none (that is -EAGAIN). */
+	if (r == 0 || r % (ssize_t)sizeof(*rsp) || (size_t)r > len)
 		return -EPROTO;
 	return (int)(r / (ssize_t)sizeof(*rsp));
-}
-
-static void xc_xen_close(struct xc_transport *t)
-{
-	struct xc_xen *x = t->priv;
-
-	if (t->arena)
-		munmap(t->arena, t->arena_size);
-	if (x)
-		close(x->fd);
-	free(x);
-	memset(t, 0, sizeof(*t));
 }
 
 static const struct xc_transport_ops xc_xen_ops = {

@@ -63,9 +63,9 @@ else
 	skip_suite checkpatch "no linux-source package (make deps)"
 fi
 run_suite exports tests/unit/exports-test.sh "$B"
-run_suite status tools/gen-status.sh --check guest-lib/exports/libcudart.so.13.syms \
-	"$B/guest-lib/impl.syms" guest-lib/exports/local.txt docs/STATUS.md
-run_suite docs tests/unit/docs-test.sh
+# The committed documents generated from the call description.
+run_suite docs make -s --no-print-directory B="$B" check-docs
+run_suite gen-calls tests/unit/gen-calls-test.sh "$B"
 run_suite cuda-cpu tests/cuda/run-compare.sh --cpu "$B"
 run_suite bench-smoke tests/bench/smoke-test.sh "$B"
 # Last and longest: Xen, both kernel modules and a DomU under QEMU.

@@ -95,8 +95,7 @@ static int xctl_echo_one(struct xc_session *s, uint64_t off, uint32_t len,
 		p[i] = (uint8_t)(x >> 16);
 	}
 	want = xcuda_fnv1a64(seed, p, len);
-	xc_req_init(&req, XCUDA_OP_ECHO, sizeof(a));
-	memcpy(req.args, &a, sizeof(a));
+	xc_req_echo(&req, &a);
 	req.hdr.data_off = (uint32_t)off;
 	req.hdr.data_len = len;
 	*cerr = xc_call(s, &req, &r, sizeof(r));

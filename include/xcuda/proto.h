@@ -117,91 +117,21 @@ static inline int xcuda_extent_ok(uint64_t off, uint64_t len, uint64_t size)
 }
 
 /* ------------------------------------------------------------------ */
-/* Argument and result layouts, one pair per command.                 */
+/*
+ * The commands themselves (opcodes, argument and result layouts) are
+ * described in the .calls files of spec/; tools/gen-calls.py turns them
+ * into xcuda/calls.h, which user space includes.  What follows are the
+ * constants and pieces those layouts share.
+ */
 
-struct xcuda_none {
-	uint8_t unused[0];
-};
-
-struct xcuda_open_args {
-	uint32_t version;	/* highest version the guest speaks */
-	uint32_t features;	/* XCUDA_FEAT_* the guest wants */
-	uint64_t arena_size;	/* as the guest mapped it */
-	uint64_t arena_addr;	/* where the guest mapped it (SAME_VA) */
-};
-
-struct xcuda_open_res {
-	uint32_t version;	/* version both will speak */
-	uint32_t features;	/* features both will use */
-	int32_t device_count;	/* -1 if init failed */
-	int32_t init_status;	/* cudaError_t of the worker's runtime init */
-	int32_t driver_version;
-	int32_t runtime_version;
-};
-
-struct xcuda_echo_args {
-	uint32_t seed;		/* folded into the checksum */
-	uint32_t fill;		/* 1: worker overwrites the extent */
-	uint32_t pattern;	/* byte value written when fill is set */
-	uint32_t rsvd;
-};
-
-struct xcuda_echo_res {
-	uint64_t checksum;	/* FNV-1a 64 of the extent, seeded */
-	uint64_t bytes;
-};
-
-struct xcuda_dev_args {
-	int32_t device;
-	uint32_t rsvd;
-};
-
-struct xcuda_attr_args {
-	int32_t attr;
-	int32_t device;
-};
-
-struct xcuda_int_res {
-	int32_t value;
-	uint32_t rsvd;
-};
-
-struct xcuda_u32_args {
-	uint32_t value;
-	uint32_t rsvd;
-};
-
-struct xcuda_limit_args {
-	int32_t limit;
-	uint32_t rsvd;
-	uint64_t value;
-};
-
-struct xcuda_u64_res {
-	uint64_t value;
-};
-
-struct xcuda_meminfo_res {
-	uint64_t free;
-	uint64_t total;
-};
-
-struct xcuda_malloc_args {
-	uint64_t size;
-};
-
-struct xcuda_ptr_args {
-	uint64_t ptr;
-};
-
-struct xcuda_pitch_args {
-	uint64_t width;
-	uint64_t height;
-};
-
-struct xcuda_pitch_res {
-	uint64_t ptr;
-	uint64_t pitch;
+/*
+ * An arena extent named in a command's arguments.  len 0 stands for a
+ * NULL pointer (off is then 0 too); the receiver checks every extent
+ * against the arena before use and copies what it reads.
+ */
+struct xcuda_extent {
+	uint32_t off;
+	uint32_t len;
 };
 
 /* Copy directions on the wire: the host side is always an arena offset. */
@@ -218,96 +148,6 @@ enum xcuda_copy_dir {
  */
 #define XCUDA_COPY_STAGED	(1u << 1)
 
-struct xcuda_memcpy_args {
-	uint64_t dst;
-	uint64_t src;
-	uint64_t count;
-	uint32_t dir;		/* enum xcuda_copy_dir */
-	uint32_t flags;		/* XCUDA_COPY_* */
-	uint32_t stream;
-	uint32_t rsvd;
-};
-
-struct xcuda_memcpy2d_args {
-	uint64_t dst;
-	uint64_t dpitch;
-	uint64_t src;
-	uint64_t spitch;
-	uint64_t width;
-	uint64_t height;
-	uint32_t dir;
-	uint32_t flags;
-	uint32_t stream;
-	uint32_t rsvd;
-};
-
-struct xcuda_memset_args {
-	uint64_t ptr;
-	uint64_t count;
-	int32_t value;
-	uint32_t flags;		/* XCUDA_COPY_ASYNC */
-	uint32_t stream;
-	uint32_t rsvd;
-};
-
-struct xcuda_memset2d_args {
-	uint64_t ptr;
-	uint64_t pitch;
-	uint64_t width;
-	uint64_t height;
-	int32_t value;
-	uint32_t flags;		/* XCUDA_COPY_ASYNC */
-	uint32_t stream;
-	uint32_t rsvd;
-};
-
-/* Pins (or unpins) an arena extent in the worker; data_off/len name it. */
-struct xcuda_pin_args {
-	uint32_t flags;		/* cudaHostRegister* flags */
-	uint32_t rsvd;
-};
-
-struct xcuda_pin_res {
-	uint64_t device_ptr;	/* for cudaHostAllocMapped, else 0 */
-};
-
-struct xcuda_stream_create_args {
-	uint32_t flags;
-	int32_t priority;
-};
-
-struct xcuda_handle_args {
-	uint32_t handle;
-	uint32_t rsvd;
-};
-
-struct xcuda_handle_res {
-	uint32_t handle;
-	uint32_t rsvd;
-};
-
-struct xcuda_stream_wait_args {
-	uint32_t stream;
-	uint32_t event;
-	uint32_t flags;
-	uint32_t rsvd;
-};
-
-struct xcuda_event_record_args {
-	uint32_t event;
-	uint32_t stream;
-};
-
-struct xcuda_elapsed_args {
-	uint32_t start;
-	uint32_t end;
-};
-
-struct xcuda_float_res {
-	float value;
-	uint32_t rsvd;
-};
-
 /*
  * Fatbinaries travel in pieces of at most the data extent: MODULE_DATA
  * appends, the last piece carries XCUDA_MOD_LAST and loads the module.
@@ -315,81 +155,21 @@ struct xcuda_float_res {
 #define XCUDA_MOD_FIRST		(1u << 0)
 #define XCUDA_MOD_LAST		(1u << 1)
 
-struct xcuda_module_args {
-	uint64_t total;		/* size of the whole fatbinary */
-	uint64_t offset;	/* where this piece goes */
-	uint64_t hash;		/* FNV-1a 64 of the whole image */
-	uint32_t flags;		/* XCUDA_MOD_* */
-	uint32_t rsvd;
-};
-
-/* Looks a module-level symbol up; the NUL-terminated name is the extent. */
-struct xcuda_symbol_args {
-	uint32_t module;
-	uint32_t rsvd;
-};
-
 /* FUNC_GET writes XCUDA_MAX_PARAMS at most of these into its extent. */
 struct xcuda_param {
 	uint32_t offset;
 	uint32_t size;
 };
 
-struct xcuda_func_res {
-	uint32_t handle;
-	uint32_t nparams;
-	uint32_t args_size;	/* bytes the packed arguments need */
-	uint32_t rsvd;
-};
+/* LAUNCH: the bytes before its inline kernel arguments. */
+#define XCUDA_LAUNCH_FIXED	40
 
-struct xcuda_var_res {
-	uint64_t ptr;
-	uint64_t size;
-};
-
-struct xcuda_launch_args {
-	uint32_t func;
-	uint32_t stream;
-	uint32_t grid[3];
-	uint32_t block[3];
-	uint32_t shmem;
-	uint32_t args_len;	/* packed bytes: inline if they fit, else extent */
-	uint8_t args[XCUDA_REQ_INLINE - 40];
-};
-
-struct xcuda_func_attr_args {
-	uint32_t func;
-	int32_t attr;
-	int32_t value;
-	uint32_t rsvd;
-};
-
-struct xcuda_occupancy_args {
-	uint32_t func;
-	int32_t block_size;
-	uint64_t shmem;
-	uint32_t flags;
-	uint32_t rsvd;
-};
-
-/*
- * The command table.  Every forwarded call is described once in
- * xcuda/calls.def; these expand it.
- */
-enum xcuda_op {
-	XCUDA_OP_INVALID = 0,
-#define XCUDA_CALL(name, num, flags, args, res, data) XCUDA_OP_##name = num,
-#include "calls.def"
-#undef XCUDA_CALL
-	XCUDA_OP_MAX
-};
-
-/* Command flags, the third column of calls.def. */
+/* Command flags (spec: "flags"). */
 #define XCUDA_CF_POSTABLE	(1u << 0)	/* may be sent posted */
 #define XCUDA_CF_CUDA		(1u << 1)	/* needs the CUDA runtime */
 #define XCUDA_CF_VARARGS	(1u << 2)	/* args may be shorter (launch) */
 
-/* Data extent use, the last column of calls.def. */
+/* Use of the header's data extent (spec: "data"). */
 enum xcuda_data {
 	XCUDA_DATA_NONE = 0,	/* data_off and data_len must be zero */
 	XCUDA_DATA_IN,		/* guest wrote it, worker reads it */

@@ -50,7 +50,7 @@
 /* Transport requests on the ring, answered by xcuda-back itself.      */
 
 /*
- * These opcodes never reach a worker.  Their status is 0 or a positive
+ * These opcodes never reach a worker.  Their status is 0 or a negative
  * errno value (not a cudaError_t); only the frontend sees them.
  */
 #define XCUDA_XOP_SESSION_NEW	0xff01	/* hdr.session 0 */
@@ -72,20 +72,39 @@ struct xcuda_xsession_new_res {
 
 /*
  * The arena's grants are listed in a chain of directory pages, each
- * granted read-only to the guest: entry 0 is the grant of the next
- * directory page (0 in the last one), entries 1 to XCUDA_DIR_REFS those of
- * the arena's pages in order (the last page lists the rest and ends
- * with zeros).  A chain of ceil(nr_pages / XCUDA_DIR_REFS) pages.
+ * granted read-only to the guest and laid out as struct
+ * xcuda_page_directory: the grant of the next directory page (0 in the
+ * last one), then those of the arena's pages in order (the last page
+ * lists the rest and ends with zeros).  A chain of
+ * ceil(nr_pages / XCUDA_DIR_REFS) pages.
+ *
+ * This is the layout of Linux's struct xen_page_directory
+ * (drivers/xen/xen-front-pgdir-shbuf.c, and the page directories of
+ * displif.h and sndif.h): one 4 KiB page of 32-bit grant references, the
+ * next page's first, 0 (XEN_GREF_LIST_END) ending the chain, 1023
+ * references per page.  Entries are little-endian.  Here the side that
+ * grants the buffer (the backend) also writes and grants the directory.
  */
 #define XCUDA_DIR_ENTRIES	(4096 / 4)
 #define XCUDA_DIR_REFS		(XCUDA_DIR_ENTRIES - 1)
+
+struct xcuda_page_directory {
+	__le32 next;			/* next directory page's grant, or 0 */
+	__le32 refs[XCUDA_DIR_REFS];	/* the arena's grants, in order */
+};
 
 /*
  * Response flags (xcuda_response.flags is the request's flags, to which
  * the backend adds these).  A request of a session the backend no longer
  * has (its worker died, or it never existed for this frontend) is
- * answered by the backend with status cudaErrorDevicesUnavailable (46)
- * and XCUDA_RSPF_GONE; the frontend then ends that session locally.
+ * answered by the backend with status -ESHUTDOWN and XCUDA_RSPF_GONE;
+ * the frontend then ends that session locally.
+ *
+ * Whatever xcuda-back answers by itself, on any opcode, carries a
+ * negative errno as its status: -ESHUTDOWN (session gone, with
+ * XCUDA_RSPF_GONE), -EINVAL (malformed request), -ENOMEM.  A worker's
+ * answer carries a cudaError_t (0 or positive).  The guest library maps
+ * the errno values to CUDA errors.
  */
 #define XCUDA_RSPF_GONE		(1u << 15)
 
@@ -155,7 +174,7 @@ struct xcuda_back_attach {
 
 struct xcuda_back_refuse {
 	__u64 token;
-	__u32 err;		/* positive errno for the frontend */
+	__u32 err;		/* positive errno; the frontend gets -err */
 	__u32 rsvd;
 };
 
@@ -186,8 +205,7 @@ struct xcuda_back_arena {
  * struct xcuda_response, each answering the oldest unanswered request of
  * the session (same id and op), in order; anything else is EINVAL and
  * ends the session.  Closing the file ends the session; requests still
- * unanswered are answered cudaErrorDevicesUnavailable with
- * XCUDA_RSPF_GONE.
+ * unanswered are answered -ESHUTDOWN with XCUDA_RSPF_GONE.
  */
 
 #endif /* XCUDA_XEN_H */

@@ -3,7 +3,9 @@
  * Shared by the tests that run the real xcudad: a daemon started on a
  * socket in a fresh temporary directory with its log kept there, and a
  * guest session through the guest library's own `local` transport.
- * Each test is one translation unit; not every one uses every helper.
+ * Cases report through check.h; the daemon's teardown runs from
+ * check_summary().  Each test is one translation unit; not every one
+ * uses every helper.
  */
 #ifndef XCUDA_TEST_DAEMON_HARNESS_H
 #define XCUDA_TEST_DAEMON_HARNESS_H
@@ -11,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,48 +24,21 @@
 
 #include <cuda_runtime_api.h>
 
+#include "xcuda/calls.h"
 #include "guest-lib/transport.h"
-
-#pragma GCC diagnostic ignored "-Wunused-function"
-
-/* Sanitizer builds: CUDA needs AddressSanitizer's shadow gap. */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "protect_shadow_gap=0";
-}
+#include "check.h"
+#include "cuda_asan.h"
 
 #define ARENA		(64ull << 20)
 #define TIMEOUT_MS	20000
 
-static int passed, failed;
 static char dir[256], sock[320], logpath[320];
 static const char *xcudad;
 static pid_t daemon_pid = -1;
 static uint64_t next_id = 1;
 static int init_status, device_count;
 
-static void result(int ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		printf("PASS %s\n", name);
-		return;
-	}
-	failed++;
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
-
-static long now_ms(void)
+static inline long now_ms(void)
 {
 	struct timespec ts;
 
@@ -72,7 +46,7 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void nap_ms(long ms)
+static inline void nap_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
@@ -81,7 +55,7 @@ static void nap_ms(long ms)
 
 /* ---- the daemon ---- */
 
-static char *read_log(void)
+static inline char *read_log(void)
 {
 	FILE *f = fopen(logpath, "r");
 	char *buf;
@@ -100,7 +74,7 @@ static char *read_log(void)
 }
 
 /* Waits for @needle in the daemon's log; 1 if it came. */
-static int wait_log(const char *needle, long ms)
+static inline int wait_log(const char *needle, long ms)
 {
 	long end = now_ms() + ms;
 
@@ -116,7 +90,7 @@ static int wait_log(const char *needle, long ms)
 	return 0;
 }
 
-static int count_log(const char *needle)
+static inline int count_log(const char *needle)
 {
 	char *log = read_log(), *p;
 	int n = 0;
@@ -127,7 +101,7 @@ static int count_log(const char *needle)
 	return n;
 }
 
-static void dump_log(void)
+static inline void dump_log(void)
 {
 	char *log = read_log();
 
@@ -136,7 +110,7 @@ static void dump_log(void)
 	free(log);
 }
 
-static int start_daemon(const char *max_sessions)
+static inline int start_daemon(const char *max_sessions)
 {
 	long end = now_ms() + TIMEOUT_MS;
 	int fd, before = count_log("listening on");
@@ -174,7 +148,7 @@ static int start_daemon(const char *max_sessions)
 }
 
 /* Signals the daemon and waits for it; returns its wait status or -1. */
-static int stop_daemon(int sig, long ms)
+static inline int stop_daemon(int sig, long ms)
 {
 	long end = now_ms() + ms;
 	int status;
@@ -195,7 +169,7 @@ static int stop_daemon(int sig, long ms)
 	return -1;
 }
 
-static int daemon_alive(void)
+static inline int daemon_alive(void)
 {
 	int status;
 
@@ -203,7 +177,7 @@ static int daemon_alive(void)
 }
 
 /* The worker pid the daemon logged for @session, or -1. */
-static pid_t worker_pid(uint32_t session)
+static inline pid_t worker_pid(uint32_t session)
 {
 	char needle[64], *log, *p;
 	pid_t pid = -1;
@@ -221,7 +195,7 @@ static pid_t worker_pid(uint32_t session)
 
 /* ---- guest side ---- */
 
-static int sess_open(struct xc_transport *t)
+static inline int sess_open(struct xc_transport *t)
 {
 	struct xc_transport_opts o = { 0 };
 
@@ -231,8 +205,9 @@ static int sess_open(struct xc_transport *t)
 	return xc_local_open(t, &o);
 }
 
-static void req_init(struct xc_transport *t, struct xcuda_request *req,
-		     uint16_t op, const void *args, uint16_t len)
+static inline void req_init(struct xc_transport *t,
+			    struct xcuda_request *req, uint16_t op,
+			    const void *args, uint16_t len)
 {
 	memset(req, 0, sizeof(*req));
 	req->hdr.op = op;
@@ -247,8 +222,9 @@ static void req_init(struct xc_transport *t, struct xcuda_request *req,
  * Sends @req and waits for its one answer; any other answer fails.
  * Returns 0, -ETIMEDOUT, -EPROTO (a wrong answer) or the transport's error.
  */
-static int rpc(struct xc_transport *t, const struct xcuda_request *req,
-	       struct xcuda_response *rsp)
+static inline int rpc(struct xc_transport *t,
+		      const struct xcuda_request *req,
+		      struct xcuda_response *rsp)
 {
 	int n = t->ops->submit(t, req, 1);
 
@@ -266,55 +242,78 @@ static int rpc(struct xc_transport *t, const struct xcuda_request *req,
 }
 
 /*
- * Finds xcudad (env XCUDAD, default build/bin/xcudad) and makes the
- * temporary directory; the socket's own directory is left for xcudad to
- * create.  Returns 0, or prints the failure and the summary and returns 1.
+ * CLOSE on @t: @answered, it is answered; @exited, the worker then exits
+ * cleanly (its log line within @ms).
  */
-static int harness_setup(void)
+static inline void check_close(struct xc_transport *t, const char *answered,
+			       const char *exited, long ms)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGPIPE, SIG_IGN);
-	xcudad = getenv("XCUDAD");
-	if (!xcudad || !*xcudad)
-		xcudad = "build/bin/xcudad";
-	if (access(xcudad, X_OK)) {
-		printf("FAIL setup: no xcudad at %s\n0 passed, 1 failed\n",
-		       xcudad);
-		return 1;
-	}
-	snprintf(dir, sizeof(dir), "/tmp/xcudad-test.XXXXXX");
-	if (!mkdtemp(dir)) {
-		printf("FAIL setup: mkdtemp\n0 passed, 1 failed\n");
-		return 1;
-	}
-	snprintf(sock, sizeof(sock), "%s/run/xcudad.sock", dir);
-	snprintf(logpath, sizeof(logpath), "%s/xcudad.log", dir);
-	init_status = cudaGetDeviceCount(&device_count);
-	cudaGetLastError();
-	return 0;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	char needle[80];
+	int err;
+
+	req_init(t, &req, XCUDA_OP_CLOSE, NULL, 0);
+	err = rpc(t, &req, &rsp);
+	CHECK_MSG(!err && !rsp.status, answered, "err %d", err);
+	snprintf(needle, sizeof(needle), "session %08x: worker %d exited\n",
+		 t->session, (int)worker_pid(t->session));
+	CHECK_MSG(wait_log(needle, ms), exited, "no \"%s\" in the log",
+		  needle);
+}
+
+/* SIGTERM: the daemon must exit with status 0. */
+static inline void check_daemon_stops(const char *name)
+{
+	int status = stop_daemon(SIGTERM, TIMEOUT_MS);
+
+	CHECK_MSG(status >= 0 && WIFEXITED(status) && !WEXITSTATUS(status),
+		  name, "wait status %#x", status);
 }
 
 /*
- * Stops a daemon still running, shows its log if anything failed, cleans
- * up (XCUDAD_TEST_KEEP=1 keeps the directory) and prints the summary.
+ * From check_summary(): stops a daemon still running, shows its log if
+ * anything failed and cleans up (XCUDAD_TEST_KEEP=1 keeps the directory).
  */
-static int harness_finish(void)
+static inline void harness_teardown(void)
 {
-	if (failed)
+	if (check_failed)
 		dump_log();
 	if (daemon_pid > 0)
 		stop_daemon(SIGKILL, 5000);
 	if (getenv("XCUDAD_TEST_KEEP")) {
 		printf("kept %s\n", dir);
-	} else if (!failed) {
+	} else if (!check_failed) {
 		unlink(logpath);
 		unlink(sock);
 		*strrchr(sock, '/') = 0;
 		rmdir(sock);
 		rmdir(dir);
 	}
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+}
+
+/*
+ * Finds xcudad (env XCUDAD, default build/bin/xcudad) and makes the
+ * temporary directory; the socket's own directory is left for xcudad to
+ * create.  Without them the test stops (a failure, and the summary).
+ * check_summary() then runs harness_teardown().
+ */
+static inline void harness_setup(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	xcudad = getenv("XCUDAD");
+	if (!xcudad || !*xcudad)
+		xcudad = "build/bin/xcudad";
+	REQUIRE_MSG(!access(xcudad, X_OK), "setup", "no xcudad at %s",
+		    xcudad);
+	snprintf(dir, sizeof(dir), "/tmp/xcudad-test.XXXXXX");
+	REQUIRE_MSG(mkdtemp(dir), "setup", "mkdtemp: %s", strerror(errno));
+	snprintf(sock, sizeof(sock), "%s/run/xcudad.sock", dir);
+	snprintf(logpath, sizeof(logpath), "%s/xcudad.log", dir);
+	check_teardown(harness_teardown);
+	init_status = cudaGetDeviceCount(&device_count);
+	cudaGetLastError();
 }
 
 #endif /* XCUDA_TEST_DAEMON_HARNESS_H */

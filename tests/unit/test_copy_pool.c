@@ -91,14 +91,14 @@ int main(void)
 	setenv("XCUDA_COPY_THREADS", "4", 1);
 	before = count_threads();
 	xc_par_memcpy(NULL, NULL, 0);
-	CHECK(count_threads() == before, "pool-no-helpers-for-small-copies");
+	CHECK_EQ(count_threads(), before, "pool-no-helpers-for-small-copies");
 
 	ok = 1;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		for (size_t off = 0; off < 3; off++)
 			ok &= copy_ok(sizes[i], off * 7, off * 5, (uint32_t)i);
 	CHECK(ok, "pool-copies-exactly-every-size-and-alignment");
-	CHECK(count_threads() == before + 3, "pool-started-three-helpers");
+	CHECK_EQ(count_threads(), before + 3, "pool-started-three-helpers");
 
 	ok = 1;
 	for (uintptr_t i = 0; i < THREADS; i++)
@@ -125,7 +125,9 @@ int main(void)
 	}
 	int st = 0;
 	waitpid(pid, &st, 0);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-	      "pool-child-after-fork-starts-its-own");
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "pool-child-after-fork-starts-its-own",
+		  "child's wait status %#x (exit 1: bad copy, 2: no helpers)",
+		  st);
 	return check_summary();
 }

@@ -104,80 +104,87 @@ static uint32_t gpu_open(void)
 
 	a.arena_size = t.arena_size;
 	st = OP(XCUDA_OP_OPEN, a, r);
-	result(!st && r.init_status == init_status &&
-	       r.device_count == (init_status ? -1 : device_count),
-	       "OPEN matches this process's runtime",
-	       "status %d init %d/%d count %d/%d", st, r.init_status,
-	       init_status, r.device_count, device_count);
+	CHECK_MSG(!st && r.init_status == init_status &&
+		  r.device_count == (init_status ? -1 : device_count),
+		  "OPEN matches this process's runtime",
+		  "status %d init %d/%d count %d/%d", st, r.init_status,
+		  init_status, r.device_count, device_count);
 	return (uint32_t)r.init_status;
 }
 
 static void test_device(void)
 {
-	struct xcuda_dev_args dev = { 0, 0 };
-	struct xcuda_attr_args at = { cudaDevAttrComputeCapabilityMajor, 0 };
-	struct xcuda_limit_args lim = { cudaLimitStackSize, 0, 0 };
-	struct xcuda_int_res ir = { 0 };
-	struct xcuda_u64_res ur = { 0 };
-	struct xcuda_meminfo_res mi = { 0 };
+	struct xcuda_set_device_args dev = { .device = 0 };
+	struct xcuda_get_device_properties_args pa = { .device = 0 };
+	struct xcuda_device_get_attribute_args at = {
+		.attr = cudaDevAttrComputeCapabilityMajor, .device = 0
+	};
+	struct xcuda_device_get_limit_args gl = { .limit = cudaLimitStackSize };
+	struct xcuda_device_set_limit_args lim = {
+		.limit = cudaLimitStackSize
+	};
+	struct xcuda_get_device_count_res cr = { 0 };
+	struct xcuda_device_get_attribute_res ar = { 0 };
+	struct xcuda_get_device_flags_res fr = { 0 };
+	struct xcuda_device_get_limit_res ur = { 0 };
+	struct xcuda_mem_get_info_res mi = { 0 };
 	struct cudaDeviceProp mine, theirs;
 	int st, major = 0;
 	size_t stack = 0;
 
-	st = op(XCUDA_OP_GET_DEVICE_COUNT, NULL, 0, 0, 0, 0, &ir, sizeof(ir));
-	result(!st && ir.value == device_count, "GET_DEVICE_COUNT",
-	       "status %d count %d", st, ir.value);
+	st = op(XCUDA_OP_GET_DEVICE_COUNT, NULL, 0, 0, 0, 0, &cr, sizeof(cr));
+	CHECK_MSG(!st && cr.count == device_count, "GET_DEVICE_COUNT",
+		  "status %d count %d", st, cr.count);
 	st = OP_NORES(XCUDA_OP_SET_DEVICE, dev);
-	result(!st, "SET_DEVICE 0", "status %d", st);
+	CHECK_EQ(st, 0, "SET_DEVICE 0");
 	dev.device = device_count;
 	st = OP_NORES(XCUDA_OP_SET_DEVICE, dev);
-	result(st == cudaErrorInvalidDevice, "SET_DEVICE past the last",
-	       "status %d", st);
+	CHECK_EQ(st, cudaErrorInvalidDevice, "SET_DEVICE past the last");
 	dev.device = 0;
 
 	cudaGetDeviceProperties(&mine, 0);
 	memset(arena(OFF_SCRATCH), 0, sizeof(theirs));
-	st = op(XCUDA_OP_GET_DEVICE_PROPERTIES, &dev, sizeof(dev),
+	st = op(XCUDA_OP_GET_DEVICE_PROPERTIES, &pa, sizeof(pa),
 		OFF_SCRATCH, sizeof(theirs), 0, NULL, 0);
 	memcpy(&theirs, arena(OFF_SCRATCH), sizeof(theirs));
-	result(!st && !strcmp(mine.name, theirs.name) &&
-	       mine.totalGlobalMem == theirs.totalGlobalMem &&
-	       mine.major == theirs.major,
-	       "GET_DEVICE_PROPERTIES", "status %d name '%s' vs '%s'", st,
-	       theirs.name, mine.name);
+	CHECK_MSG(!st && !strcmp(mine.name, theirs.name) &&
+		  mine.totalGlobalMem == theirs.totalGlobalMem &&
+		  mine.major == theirs.major,
+		  "GET_DEVICE_PROPERTIES", "status %d name '%s' vs '%s'", st,
+		  theirs.name, mine.name);
 
 	cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
-	st = OP(XCUDA_OP_DEVICE_GET_ATTRIBUTE, at, ir);
-	result(!st && ir.value == major, "DEVICE_GET_ATTRIBUTE",
-	       "status %d major %d want %d", st, ir.value, major);
+	st = OP(XCUDA_OP_DEVICE_GET_ATTRIBUTE, at, ar);
+	CHECK_MSG(!st && ar.value == major, "DEVICE_GET_ATTRIBUTE",
+		  "status %d major %d want %d", st, ar.value, major);
 
 	cudaDeviceGetLimit(&stack, cudaLimitStackSize);
-	st = OP(XCUDA_OP_DEVICE_GET_LIMIT, lim, ur);
-	result(!st && ur.value == stack, "DEVICE_GET_LIMIT",
-	       "status %d stack %llu want %zu", st,
-	       (unsigned long long)ur.value, stack);
-	lim.value = ur.value;
+	st = OP(XCUDA_OP_DEVICE_GET_LIMIT, gl, ur);
+	CHECK_MSG(!st && ur.pValue == stack, "DEVICE_GET_LIMIT",
+		  "status %d stack %llu want %zu", st,
+		  (unsigned long long)ur.pValue, stack);
+	lim.value = ur.pValue;
 	st = OP_NORES(XCUDA_OP_DEVICE_SET_LIMIT, lim);
-	result(!st, "DEVICE_SET_LIMIT", "status %d", st);
+	CHECK_EQ(st, 0, "DEVICE_SET_LIMIT");
 
 	st = op(XCUDA_OP_MEM_GET_INFO, NULL, 0, 0, 0, 0, &mi, sizeof(mi));
-	result(!st && mi.total && mi.free <= mi.total, "MEM_GET_INFO",
-	       "status %d free %llu total %llu", st,
-	       (unsigned long long)mi.free, (unsigned long long)mi.total);
-	st = op(XCUDA_OP_GET_DEVICE_FLAGS, NULL, 0, 0, 0, 0, &ir, sizeof(ir));
-	result(!st, "GET_DEVICE_FLAGS", "status %d", st);
+	CHECK_MSG(!st && mi.total && mi.free <= mi.total, "MEM_GET_INFO",
+		  "status %d free %llu total %llu", st,
+		  (unsigned long long)mi.free, (unsigned long long)mi.total);
+	st = op(XCUDA_OP_GET_DEVICE_FLAGS, NULL, 0, 0, 0, 0, &fr, sizeof(fr));
+	CHECK_EQ(st, 0, "GET_DEVICE_FLAGS");
 	st = op(XCUDA_OP_DEVICE_SYNCHRONIZE, NULL, 0, 0, 0, 0, NULL, 0);
-	result(!st, "DEVICE_SYNCHRONIZE", "status %d", st);
+	CHECK_EQ(st, 0, "DEVICE_SYNCHRONIZE");
 }
 
 static uint64_t dmalloc(uint64_t size)
 {
 	struct xcuda_malloc_args a = { size };
-	struct xcuda_u64_res r = { 0 };
+	struct xcuda_malloc_res r = { 0 };
 
 	if (OP(XCUDA_OP_MALLOC, a, r))
 		return 0;
-	return r.value;
+	return r.ptr;
 }
 
 static int copy(uint32_t way, uint64_t dst, uint64_t src, uint64_t count,
@@ -205,40 +212,40 @@ static void fill(uint64_t off, uint32_t len, uint32_t seed)
 static void test_memory(uint32_t stream)
 {
 	struct xcuda_memset_args ms = { 0 };
-	struct xcuda_memcpy2d_args m2 = { 0 };
-	struct xcuda_pitch_args pa = { 100, 20 };
-	struct xcuda_pitch_res pr = { 0 };
-	struct xcuda_ptr_args fr = { 0 };
+	struct xcuda_memcpy_2d_args m2 = { 0 };
+	struct xcuda_malloc_pitch_args pa = { .width = 100, .height = 20 };
+	struct xcuda_malloc_pitch_res pr = { 0 };
+	struct xcuda_free_args fr = { 0 };
 	uint64_t d1 = dmalloc(XFER), d2 = dmalloc(XFER);
 	uint32_t i, bad = 0;
 	int st;
 
-	result(d1 && d2, "MALLOC", "pointers %llx %llx",
-	       (unsigned long long)d1, (unsigned long long)d2);
+	CHECK_MSG(d1 && d2, "MALLOC", "pointers %llx %llx",
+		  (unsigned long long)d1, (unsigned long long)d2);
 	if (!d1 || !d2)
 		return;
 
 	fill(OFF_SCRATCH, XFER, 1);
 	st = copy(XCUDA_COPY_H2D, d1, OFF_SCRATCH, XFER, 0, 0, 0);
-	result(!st, "MEMCPY h2d", "status %d", st);
+	CHECK_EQ(st, 0, "MEMCPY h2d");
 	st = copy(XCUDA_COPY_D2D, d2, d1, XFER, 0, 0, 0);
-	result(!st, "MEMCPY d2d", "status %d", st);
+	CHECK_EQ(st, 0, "MEMCPY d2d");
 	memset(arena(OFF_BACK), 0, XFER);
 	st = copy(XCUDA_COPY_D2H, OFF_BACK, d2, XFER, 0, 0, 0);
-	result(!st && !memcmp(arena(OFF_BACK), arena(OFF_SCRATCH), XFER),
-	       "MEMCPY d2h round trip", "status %d", st);
+	CHECK_MSG(!st && !memcmp(arena(OFF_BACK), arena(OFF_SCRATCH), XFER),
+		  "MEMCPY d2h round trip", "status %d", st);
 
 	/* Staged async copies are complete when answered. */
 	fill(OFF_SCRATCH, XFER, 2);
 	st = copy(XCUDA_COPY_H2D, d1, OFF_SCRATCH, XFER,
 		  XCUDA_COPY_ASYNC | XCUDA_COPY_STAGED, stream,
 		  XCUDA_RF_POSTED);
-	result(!st, "MEMCPY h2d async staged, posted", "status %d", st);
+	CHECK_EQ(st, 0, "MEMCPY h2d async staged, posted");
 	memset(arena(OFF_BACK), 0, XFER);
 	st = copy(XCUDA_COPY_D2H, OFF_BACK, d1, XFER,
 		  XCUDA_COPY_ASYNC | XCUDA_COPY_STAGED, stream, 0);
-	result(!st && !memcmp(arena(OFF_BACK), arena(OFF_SCRATCH), XFER),
-	       "MEMCPY async staged round trip", "status %d", st);
+	CHECK_MSG(!st && !memcmp(arena(OFF_BACK), arena(OFF_SCRATCH), XFER),
+		  "MEMCPY async staged round trip", "status %d", st);
 
 	ms.ptr = d1 + 100;
 	ms.count = 1000;
@@ -247,17 +254,17 @@ static void test_memory(uint32_t stream)
 	ms.stream = stream;
 	st = op(XCUDA_OP_MEMSET, &ms, sizeof(ms), 0, 0, XCUDA_RF_POSTED,
 		NULL, 0);
-	result(!st, "MEMSET async posted", "status %d", st);
+	CHECK_EQ(st, 0, "MEMSET async posted");
 	st = copy(XCUDA_COPY_D2H, OFF_BACK, d1, 2000, 0, 0, 0);
 	for (i = 0; i < 2000; i++)
 		bad += arena(OFF_BACK)[i] != (i >= 100 && i < 1100 ? 0x5a :
 					      arena(OFF_SCRATCH)[i]);
-	result(!st && !bad, "MEMSET result", "status %d, %u bytes wrong", st,
-	       bad);
+	CHECK_MSG(!st && !bad, "MEMSET result", "status %d, %u bytes wrong", st,
+		  bad);
 
 	st = OP(XCUDA_OP_MALLOC_PITCH, pa, pr);
-	result(!st && pr.ptr && pr.pitch >= 100, "MALLOC_PITCH",
-	       "status %d pitch %llu", st, (unsigned long long)pr.pitch);
+	CHECK_MSG(!st && pr.ptr && pr.pitch >= 100, "MALLOC_PITCH",
+		  "status %d pitch %llu", st, (unsigned long long)pr.pitch);
 	fill(OFF_SCRATCH, 64 * 20, 3);
 	m2.dst = pr.ptr;
 	m2.dpitch = pr.pitch;
@@ -267,7 +274,7 @@ static void test_memory(uint32_t stream)
 	m2.height = 20;
 	m2.dir = XCUDA_COPY_H2D;
 	st = op(XCUDA_OP_MEMCPY_2D, &m2, sizeof(m2), 0, 0, 0, NULL, 0);
-	result(!st, "MEMCPY_2D h2d", "status %d", st);
+	CHECK_EQ(st, 0, "MEMCPY_2D h2d");
 	memset(arena(OFF_BACK), 0, 64 * 20);
 	m2.dst = OFF_BACK;
 	m2.dpitch = 64;
@@ -281,51 +288,54 @@ static void test_memory(uint32_t stream)
 		bad += !!memcmp(arena(OFF_BACK) + i * 64,
 				arena(OFF_SCRATCH) + i * 64, 60) +
 		       (arena(OFF_BACK)[i * 64 + 60] != 0);
-	result(!st && !bad, "MEMCPY_2D round trip", "status %d, %u rows "
-	       "wrong", st, bad);
+	CHECK_MSG(!st && !bad, "MEMCPY_2D round trip", "status %d, %u rows "
+		  "wrong", st, bad);
 
 	fr.ptr = pr.ptr;
 	st = OP_NORES(XCUDA_OP_FREE, fr);
 	fr.ptr = d2;
 	st |= OP_NORES(XCUDA_OP_FREE, fr);
-	result(!st, "FREE", "status %d", st);
+	CHECK_EQ(st, 0, "FREE");
 	fr.ptr = d1;
 	OP_NORES(XCUDA_OP_FREE, fr);
 }
 
 static void test_pin(void)
 {
-	struct xcuda_pin_args a = { cudaHostRegisterMapped, 0 };
-	struct xcuda_pin_res r = { 0 };
+	struct xcuda_arena_pin_args a = { .flags = cudaHostRegisterMapped };
+	struct xcuda_arena_pin_res r = { 0 };
 	int st;
 
 	st = op(XCUDA_OP_ARENA_PIN, &a, sizeof(a), OFF_PIN, 1u << 20, 0, &r,
 		sizeof(r));
-	result(!st && r.device_ptr, "ARENA_PIN mapped",
-	       "status %d device_ptr %llx", st,
-	       (unsigned long long)r.device_ptr);
+	CHECK_MSG(!st && r.device_ptr, "ARENA_PIN mapped",
+		  "status %d device_ptr %llx", st,
+		  (unsigned long long)r.device_ptr);
 	st = op(XCUDA_OP_ARENA_PIN, &a, sizeof(a), OFF_PIN, 1u << 20, 0, &r,
 		sizeof(r));
-	result(st == cudaErrorHostMemoryAlreadyRegistered,
-	       "ARENA_PIN twice", "status %d", st);
+	CHECK_EQ(st, cudaErrorHostMemoryAlreadyRegistered, "ARENA_PIN twice");
 	st = op(XCUDA_OP_ARENA_UNPIN, NULL, 0, OFF_PIN, 1u << 20, 0, NULL, 0);
-	result(!st, "ARENA_UNPIN", "status %d", st);
+	CHECK_EQ(st, 0, "ARENA_UNPIN");
 	st = op(XCUDA_OP_ARENA_UNPIN, NULL, 0, OFF_PIN, 1u << 20, 0, NULL, 0);
-	result(st == cudaErrorHostMemoryNotRegistered, "ARENA_UNPIN twice",
-	       "status %d", st);
+	CHECK_EQ(st, cudaErrorHostMemoryNotRegistered, "ARENA_UNPIN twice");
 	/* Left pinned: the worker unpins it when the session ends. */
 	a.flags = 0;
 	st = op(XCUDA_OP_ARENA_PIN, &a, sizeof(a), OFF_PIN, 1u << 20, 0, &r,
 		sizeof(r));
-	result(!st && r.device_ptr, "ARENA_PIN without Mapped still maps",
-	       "status %d", st);
+	CHECK_MSG(!st && r.device_ptr, "ARENA_PIN without Mapped still maps",
+		  "status %d", st);
 }
 
 static uint32_t handle_op(uint16_t code, const void *a, uint16_t len,
 			  int *st)
 {
-	struct xcuda_handle_res r = { 0 };
+	/* STREAM_CREATE's and EVENT_CREATE's results: the same layout. */
+	struct xcuda_stream_create_res r = { 0 };
 
+	_Static_assert(sizeof(struct xcuda_stream_create_res) ==
+		       sizeof(struct xcuda_event_create_res) &&
+		       offsetof(struct xcuda_event_create_res, handle) == 0,
+		       "handle results");
 	*st = op(code, a, len, 0, 0, 0, &r, sizeof(r));
 	return r.handle;
 }
@@ -333,78 +343,87 @@ static uint32_t handle_op(uint16_t code, const void *a, uint16_t len,
 static void test_streams(uint32_t *stream_out)
 {
 	struct xcuda_stream_create_args sc = { cudaStreamNonBlocking, 0 };
-	struct xcuda_u32_args ec = { cudaEventDefault, 0 };
-	struct xcuda_handle_args h = { 0, 0 };
+	struct xcuda_event_create_args ec = { .flags = cudaEventDefault };
+	struct xcuda_event_synchronize_args esy = { 0 };
+	struct xcuda_event_query_args eq = { 0 };
+	struct xcuda_event_destroy_args ed = { 0 };
+	struct xcuda_stream_synchronize_args ssy = { 0 };
+	struct xcuda_stream_query_args sq = { 0 };
+	struct xcuda_stream_destroy_args sd = { 0 };
 	struct xcuda_event_record_args er = { 0, 0 };
-	struct xcuda_elapsed_args el = { 0, 0 };
-	struct xcuda_stream_wait_args sw = { 0, 0, 0, 0 };
-	struct xcuda_float_res fr = { -1, 0 };
+	struct xcuda_event_elapsed_time_args el = { 0, 0 };
+	struct xcuda_stream_wait_event_args sw = { 0 };
+	struct xcuda_event_elapsed_time_res fr = { .ms = -1 };
 	uint32_t s1, s2, e1, e2;
 	int st;
 
 	s1 = handle_op(XCUDA_OP_STREAM_CREATE, &sc, sizeof(sc), &st);
-	result(!st && s1 >= XCUDA_HANDLE_FIRST, "STREAM_CREATE",
-	       "status %d handle %u", st, s1);
+	CHECK_MSG(!st && s1 >= XCUDA_HANDLE_FIRST, "STREAM_CREATE",
+		  "status %d handle %u", st, s1);
 	s2 = handle_op(XCUDA_OP_STREAM_CREATE, &sc, sizeof(sc), &st);
 	e1 = handle_op(XCUDA_OP_EVENT_CREATE, &ec, sizeof(ec), &st);
 	e2 = handle_op(XCUDA_OP_EVENT_CREATE, &ec, sizeof(ec), &st);
-	result(!st && e1 >= XCUDA_HANDLE_FIRST && e2 != e1, "EVENT_CREATE",
-	       "status %d handles %u %u", st, e1, e2);
+	CHECK_MSG(!st && e1 >= XCUDA_HANDLE_FIRST && e2 != e1, "EVENT_CREATE",
+		  "status %d handles %u %u", st, e1, e2);
 
 	er.event = e1;
 	er.stream = s1;
 	st = op(XCUDA_OP_EVENT_RECORD, &er, sizeof(er), 0, 0, XCUDA_RF_POSTED,
 		NULL, 0);
-	result(!st, "EVENT_RECORD posted", "status %d", st);
+	CHECK_EQ(st, 0, "EVENT_RECORD posted");
 	sw.stream = s2;
 	sw.event = e1;
 	st = OP_NORES(XCUDA_OP_STREAM_WAIT_EVENT, sw);
-	result(!st, "STREAM_WAIT_EVENT", "status %d", st);
+	CHECK_EQ(st, 0, "STREAM_WAIT_EVENT");
 	er.event = e2;
 	er.stream = s1;
 	st = OP_NORES(XCUDA_OP_EVENT_RECORD, er);
-	h.handle = e2;
-	st |= OP_NORES(XCUDA_OP_EVENT_SYNCHRONIZE, h);
-	result(!st, "EVENT_SYNCHRONIZE", "status %d", st);
-	st = OP_NORES(XCUDA_OP_EVENT_QUERY, h);
-	result(!st, "EVENT_QUERY", "status %d", st);
+	esy.event = e2;
+	st |= OP_NORES(XCUDA_OP_EVENT_SYNCHRONIZE, esy);
+	CHECK_EQ(st, 0, "EVENT_SYNCHRONIZE");
+	eq.event = e2;
+	st = OP_NORES(XCUDA_OP_EVENT_QUERY, eq);
+	CHECK_EQ(st, 0, "EVENT_QUERY");
 	el.start = e1;
 	el.end = e2;
 	st = OP(XCUDA_OP_EVENT_ELAPSED_TIME, el, fr);
-	result(!st && fr.value >= 0, "EVENT_ELAPSED_TIME", "status %d ms %f",
-	       st, (double)fr.value);
-	h.handle = s1;
-	st = OP_NORES(XCUDA_OP_STREAM_SYNCHRONIZE, h);
-	result(!st, "STREAM_SYNCHRONIZE", "status %d", st);
-	st = OP_NORES(XCUDA_OP_STREAM_QUERY, h);
-	result(!st || st == cudaErrorNotReady, "STREAM_QUERY", "status %d",
-	       st);
-	h.handle = XCUDA_STREAM_PER_THREAD;
-	st = OP_NORES(XCUDA_OP_STREAM_SYNCHRONIZE, h);
-	result(!st, "STREAM_SYNCHRONIZE per-thread", "status %d", st);
+	CHECK_MSG(!st && fr.ms >= 0, "EVENT_ELAPSED_TIME", "status %d ms %f",
+		  st, (double)fr.ms);
+	ssy.stream = s1;
+	st = OP_NORES(XCUDA_OP_STREAM_SYNCHRONIZE, ssy);
+	CHECK_EQ(st, 0, "STREAM_SYNCHRONIZE");
+	sq.stream = s1;
+	st = OP_NORES(XCUDA_OP_STREAM_QUERY, sq);
+	CHECK_MSG(!st || st == cudaErrorNotReady, "STREAM_QUERY", "status %d",
+		  st);
+	ssy.stream = XCUDA_STREAM_PER_THREAD;
+	st = OP_NORES(XCUDA_OP_STREAM_SYNCHRONIZE, ssy);
+	CHECK_EQ(st, 0, "STREAM_SYNCHRONIZE per-thread");
 
-	h.handle = e1;
-	st = OP_NORES(XCUDA_OP_EVENT_DESTROY, h);
-	h.handle = e2;
-	st |= OP_NORES(XCUDA_OP_EVENT_DESTROY, h);
-	result(!st, "EVENT_DESTROY", "status %d", st);
-	st = OP_NORES(XCUDA_OP_EVENT_DESTROY, h);
-	result(st == cudaErrorInvalidResourceHandle, "EVENT_DESTROY twice",
-	       "status %d", st);
-	h.handle = s2;
-	st = OP_NORES(XCUDA_OP_STREAM_DESTROY, h);
-	result(!st, "STREAM_DESTROY", "status %d", st);
-	st = OP_NORES(XCUDA_OP_STREAM_QUERY, h);
-	result(st == cudaErrorInvalidResourceHandle,
-	       "destroyed stream is unknown", "status %d", st);
+	ed.event = e1;
+	st = OP_NORES(XCUDA_OP_EVENT_DESTROY, ed);
+	ed.event = e2;
+	st |= OP_NORES(XCUDA_OP_EVENT_DESTROY, ed);
+	CHECK_EQ(st, 0, "EVENT_DESTROY");
+	st = OP_NORES(XCUDA_OP_EVENT_DESTROY, ed);
+	CHECK_EQ(st, cudaErrorInvalidResourceHandle, "EVENT_DESTROY twice");
+	sd.stream = s2;
+	st = OP_NORES(XCUDA_OP_STREAM_DESTROY, sd);
+	CHECK_EQ(st, 0, "STREAM_DESTROY");
+	sq.stream = s2;
+	st = OP_NORES(XCUDA_OP_STREAM_QUERY, sq);
+	CHECK_EQ(st, cudaErrorInvalidResourceHandle,
+		 "destroyed stream is unknown");
 	*stream_out = s1;
 }
 
 /* Uploads the PTX (NUL included) in two pieces; returns the handle. */
 static uint32_t upload(int *st)
 {
-	struct xcuda_module_args a = { sizeof(ptx), 0, 0, XCUDA_MOD_FIRST, 0 };
-	struct xcuda_handle_res r = { 0 };
+	struct xcuda_module_data_args a = {
+		.total = sizeof(ptx), .flags = XCUDA_MOD_FIRST
+	};
+	struct xcuda_module_data_res r = { 0 };
 	uint32_t half = sizeof(ptx) / 2;
 
 	a.hash = xcuda_fnv1a64(0, ptx, sizeof(ptx));
@@ -424,7 +443,13 @@ static uint32_t upload(int *st)
 static int symbol(uint16_t code, uint32_t module, const char *name,
 		  void *res, size_t reslen)
 {
-	struct xcuda_symbol_args a = { module, 0 };
+	/* FUNC_GET's and VAR_GET's arguments: the same layout. */
+	struct xcuda_func_get_args a = { .module = module };
+
+	_Static_assert(sizeof(struct xcuda_func_get_args) ==
+		       sizeof(struct xcuda_var_get_args) &&
+		       offsetof(struct xcuda_var_get_args, module) == 0,
+		       "symbol args");
 
 	memset(arena(OFF_SCRATCH), 0xee, 16384);
 	strcpy((char *)arena(OFF_SCRATCH), name);
@@ -470,12 +495,14 @@ static void test_modules(uint32_t stream)
 	static const struct xcuda_param want[4] = {
 		{ 0, 4 }, { 8, 8 }, { 16, 8 }, { 24, 4 },
 	};
-	struct xcuda_func_res fr = { 0 }, fr2 = { 0 }, fr0 = { 0 };
-	struct xcuda_var_res vr = { 0 }, vr2 = { 0 };
-	struct xcuda_handle_args h = { 0, 0 };
-	struct xcuda_func_attr_args fa = { 0, 0, 0, 0 };
-	struct xcuda_occupancy_args oc = { 0, 128, 0, 0, 0 };
-	struct xcuda_int_res ir = { 0 };
+	struct xcuda_func_get_res fr = { 0 }, fr2 = { 0 }, fr0 = { 0 };
+	struct xcuda_var_get_res vr = { 0 }, vr2 = { 0 };
+	struct xcuda_func_get_attributes_args ga = { 0 };
+	struct xcuda_stream_synchronize_args ssy = { 0 };
+	struct xcuda_module_unload_args mu = { 0 };
+	struct xcuda_func_set_attribute_args fa = { 0 };
+	struct xcuda_occupancy_args oc = { .func = 0, .blockSize = 128 };
+	struct xcuda_occupancy_res ir = { 0 };
 	struct xcuda_param got[4];
 	struct cudaFuncAttributes attr;
 	struct saxpy_args sa;
@@ -485,61 +512,61 @@ static void test_modules(uint32_t stream)
 	int st;
 
 	mod = upload(&st);
-	result(!st && mod >= XCUDA_HANDLE_FIRST, "MODULE_DATA loads PTX",
-	       "status %d handle %u", st, mod);
+	CHECK_MSG(!st && mod >= XCUDA_HANDLE_FIRST, "MODULE_DATA loads PTX",
+		  "status %d handle %u", st, mod);
 	if (st)
 		return;
 	mod2 = upload(&st);
-	result(!st && mod2 != mod && mod2 >= XCUDA_HANDLE_FIRST,
-	       "same bytes twice are two modules", "status %d handles %u %u",
-	       st, mod, mod2);
+	CHECK_MSG(!st && mod2 != mod && mod2 >= XCUDA_HANDLE_FIRST,
+		  "same bytes twice are two modules", "status %d handles %u %u",
+		  st, mod, mod2);
 
 	st = symbol(XCUDA_OP_FUNC_GET, mod, "xc_saxpy", &fr, sizeof(fr));
 	memcpy(got, arena(OFF_SCRATCH), sizeof(got));
-	result(!st && fr.handle >= XCUDA_HANDLE_FIRST && fr.nparams == 4 &&
-	       fr.args_size == 28 && !memcmp(got, want, sizeof(want)),
-	       "FUNC_GET layout", "status %d handle %u nparams %u size %u "
-	       "first {%u,%u} last {%u,%u}", st, fr.handle, fr.nparams,
-	       fr.args_size, got[0].offset, got[0].size, got[3].offset,
-	       got[3].size);
+	CHECK_MSG(!st && fr.handle >= XCUDA_HANDLE_FIRST && fr.nparams == 4 &&
+		  fr.args_size == 28 && !memcmp(got, want, sizeof(want)),
+		  "FUNC_GET layout", "status %d handle %u nparams %u size %u "
+		  "first {%u,%u} last {%u,%u}", st, fr.handle, fr.nparams,
+		  fr.args_size, got[0].offset, got[0].size, got[3].offset,
+		  got[3].size);
 	st = symbol(XCUDA_OP_FUNC_GET, mod, "xc_saxpy", &fr2, sizeof(fr2));
-	result(!st && fr2.handle == fr.handle, "FUNC_GET twice, same handle",
-	       "status %d handle %u", st, fr2.handle);
+	CHECK_MSG(!st && fr2.handle == fr.handle, "FUNC_GET twice, same handle",
+		  "status %d handle %u", st, fr2.handle);
 	st = symbol(XCUDA_OP_FUNC_GET, mod, "xc_noargs", &fr0, sizeof(fr0));
-	result(!st && fr0.nparams == 0 && fr0.args_size == 0 &&
-	       fr0.handle != fr.handle, "FUNC_GET without parameters",
-	       "status %d nparams %u", st, fr0.nparams);
+	CHECK_MSG(!st && fr0.nparams == 0 && fr0.args_size == 0 &&
+		  fr0.handle != fr.handle, "FUNC_GET without parameters",
+		  "status %d nparams %u", st, fr0.nparams);
 	st = symbol(XCUDA_OP_FUNC_GET, mod, "no_such_kernel", &fr2,
 		    sizeof(fr2));
-	result(st > 0 && st != TRANSPORT_ERR, "FUNC_GET unknown name fails",
-	       "status %d", st);
+	CHECK_MSG(st > 0 && st != TRANSPORT_ERR, "FUNC_GET unknown name fails",
+		  "status %d", st);
 	st = symbol(XCUDA_OP_VAR_GET, mod, "xc_counter", &vr, sizeof(vr));
-	result(!st && vr.ptr && vr.size == 4, "VAR_GET", "status %d size %llu",
-	       st, (unsigned long long)vr.size);
+	CHECK_MSG(!st && vr.ptr && vr.size == 4, "VAR_GET",
+		  "status %d size %llu", st, (unsigned long long)vr.size);
 	st = symbol(XCUDA_OP_VAR_GET, mod2, "xc_counter", &vr2, sizeof(vr2));
-	result(!st && vr2.ptr && vr2.ptr != vr.ptr,
-	       "each module has its own variables", "status %d", st);
+	CHECK_MSG(!st && vr2.ptr && vr2.ptr != vr.ptr,
+		  "each module has its own variables", "status %d", st);
 	st = symbol(XCUDA_OP_FUNC_GET, mod2, "xc_noargs", &fr2, sizeof(fr2));
-	result(!st && fr2.handle >= XCUDA_HANDLE_FIRST,
-	       "FUNC_GET in the second module", "status %d", st);
+	CHECK_MSG(!st && fr2.handle >= XCUDA_HANDLE_FIRST,
+		  "FUNC_GET in the second module", "status %d", st);
 	fr2_noargs = fr2.handle;
 
-	h.handle = fr.handle;
-	st = op(XCUDA_OP_FUNC_GET_ATTRIBUTES, &h, sizeof(h), OFF_BACK,
+	ga.func = fr.handle;
+	st = op(XCUDA_OP_FUNC_GET_ATTRIBUTES, &ga, sizeof(ga), OFF_BACK,
 		sizeof(attr), 0, NULL, 0);
 	memcpy(&attr, arena(OFF_BACK), sizeof(attr));
-	result(!st && attr.maxThreadsPerBlock > 0, "FUNC_GET_ATTRIBUTES",
-	       "status %d maxThreadsPerBlock %d", st,
-	       attr.maxThreadsPerBlock);
+	CHECK_MSG(!st && attr.maxThreadsPerBlock > 0, "FUNC_GET_ATTRIBUTES",
+		  "status %d maxThreadsPerBlock %d", st,
+		  attr.maxThreadsPerBlock);
 	fa.func = fr.handle;
 	fa.attr = cudaFuncAttributeMaxDynamicSharedMemorySize;
 	fa.value = 1024;
 	st = OP_NORES(XCUDA_OP_FUNC_SET_ATTRIBUTE, fa);
-	result(!st, "FUNC_SET_ATTRIBUTE", "status %d", st);
+	CHECK_EQ(st, 0, "FUNC_SET_ATTRIBUTE");
 	oc.func = fr.handle;
 	st = OP(XCUDA_OP_OCCUPANCY, oc, ir);
-	result(!st && ir.value > 0, "OCCUPANCY", "status %d blocks %d", st,
-	       ir.value);
+	CHECK_MSG(!st && ir.numBlocks > 0, "OCCUPANCY", "status %d blocks %d",
+		  st, ir.numBlocks);
 
 	for (i = 0; i < N; i++) {
 		x[i] = (float)i;
@@ -558,83 +585,77 @@ static void test_modules(uint32_t stream)
 	sa.y = dy;
 	sa.n = N;
 	st |= launch(fr.handle, stream, &sa, 28, 0, XCUDA_RF_POSTED);
-	result(!st, "LAUNCH inline, posted", "status %d", st);
+	CHECK_EQ(st, 0, "LAUNCH inline, posted");
 	st = launch(fr.handle, stream, &sa, 28, 1, 0);
-	result(!st, "LAUNCH extent", "status %d", st);
+	CHECK_EQ(st, 0, "LAUNCH extent");
 	st = launch(fr.handle, stream, &sa, 24, 0, 0);
-	result(st == cudaErrorInvalidValue, "LAUNCH with the wrong size",
-	       "status %d", st);
+	CHECK_EQ(st, cudaErrorInvalidValue, "LAUNCH with the wrong size");
 	st = launch(fr0.handle, 0, NULL, 0, 0, 0);
-	result(!st, "LAUNCH without parameters", "status %d", st);
-	h.handle = stream;
-	st = OP_NORES(XCUDA_OP_STREAM_SYNCHRONIZE, h);
+	CHECK_EQ(st, 0, "LAUNCH without parameters");
+	ssy.stream = stream;
+	st = OP_NORES(XCUDA_OP_STREAM_SYNCHRONIZE, ssy);
 	st |= copy(XCUDA_COPY_D2H, OFF_BACK, dy, sizeof(y), 0, 0, 0);
 	st |= copy(XCUDA_COPY_D2H, OFF_BACK + sizeof(y), vr.ptr, 4, 0, 0, 0);
 	memcpy(y, arena(OFF_BACK), sizeof(y));
 	memcpy(&counter, arena(OFF_BACK + sizeof(y)), 4);
 	for (i = 0; i < N; i++)
 		bad += y[i] != 1.0f + 4.0f * (float)i;
-	result(!st && !bad && counter == 2 * N, "kernel results",
-	       "status %d, %u wrong, counter %u", st, bad, counter);
+	CHECK_MSG(!st && !bad && counter == 2 * N, "kernel results",
+		  "status %d, %u wrong, counter %u", st, bad, counter);
 
-	h.handle = mod;
-	st = op(XCUDA_OP_MODULE_UNLOAD, &h, sizeof(h), 0, 0, XCUDA_RF_POSTED,
+	mu.module = mod;
+	st = op(XCUDA_OP_MODULE_UNLOAD, &mu, sizeof(mu), 0, 0, XCUDA_RF_POSTED,
 		NULL, 0);
-	result(!st, "unload, posted", "status %d", st);
+	CHECK_EQ(st, 0, "unload, posted");
 	st = launch(fr.handle, stream, &sa, 28, 0, 0);
-	result(st == cudaErrorInvalidResourceHandle,
-	       "kernels of an unloaded module are unknown", "status %d", st);
+	CHECK_EQ(st, cudaErrorInvalidResourceHandle,
+		 "kernels of an unloaded module are unknown");
 	st = launch(fr2_noargs, 0, NULL, 0, 0, 0);
 	st |= op(XCUDA_OP_DEVICE_SYNCHRONIZE, NULL, 0, 0, 0, 0, NULL, 0);
-	result(!st, "the other module's kernels still run", "status %d", st);
-	st = OP_NORES(XCUDA_OP_MODULE_UNLOAD, h);
-	result(st == cudaErrorInvalidResourceHandle, "unload once too often",
-	       "status %d", st);
-	h.handle = mod2;
-	st = OP_NORES(XCUDA_OP_MODULE_UNLOAD, h);
-	result(!st, "unload of the second module", "status %d", st);
+	CHECK_EQ(st, 0, "the other module's kernels still run");
+	st = OP_NORES(XCUDA_OP_MODULE_UNLOAD, mu);
+	CHECK_EQ(st, cudaErrorInvalidResourceHandle, "unload once too often");
+	mu.module = mod2;
+	st = OP_NORES(XCUDA_OP_MODULE_UNLOAD, mu);
+	CHECK_EQ(st, 0, "unload of the second module");
 }
 
 static void test_reset(uint32_t stream)
 {
-	struct xcuda_handle_args h = { stream, 0 };
+	struct xcuda_stream_synchronize_args h = { .stream = stream };
 	int st;
 
 	/* A module that outlives the reset, and its kernel. */
 	uint32_t mod = upload(&st);
-	struct xcuda_func_res fr = { 0 };
+	struct xcuda_func_get_res fr = { 0 };
 
 	st = op(XCUDA_OP_DEVICE_RESET, NULL, 0, 0, 0, 0, NULL, 0);
-	result(!st, "DEVICE_RESET", "status %d", st);
+	CHECK_EQ(st, 0, "DEVICE_RESET");
 	st = OP_NORES(XCUDA_OP_STREAM_SYNCHRONIZE, h);
-	result(st == cudaErrorInvalidResourceHandle,
-	       "streams are gone after the reset", "status %d", st);
+	CHECK_EQ(st, cudaErrorInvalidResourceHandle,
+		 "streams are gone after the reset");
 	st = symbol(XCUDA_OP_FUNC_GET, mod, "xc_noargs", &fr, sizeof(fr));
 	st |= launch(fr.handle, 0, NULL, 0, 0, 0);
 	st |= op(XCUDA_OP_DEVICE_SYNCHRONIZE, NULL, 0, 0, 0, 0, NULL, 0);
-	result(!st, "modules survive the reset", "status %d", st);
+	CHECK_EQ(st, 0, "modules survive the reset");
 }
 
 int main(void)
 {
-	struct xcuda_request req;
-	struct xcuda_response rsp;
 	uint32_t stream = 0;
-	char needle[80];
-	int err, status;
+	int err;
 
-	if (harness_setup())
-		return 1;
-	result(!start_daemon("8"), "daemon starts", "see the log");
+	harness_setup();
+	CHECK_MSG(!start_daemon("8"), "daemon starts", "see the log");
 	if (daemon_pid < 0)
-		return harness_finish();
+		return check_summary();
 	err = sess_open(&t);
-	result(!err, "session opens", "err %d", err);
+	CHECK_EQ(err, 0, "session opens");
 	if (err)
 		goto stop;
 	if (gpu_open()) {
-		printf("SKIP gpu: no usable GPU here (init status %d)\n",
-		       init_status);
+		SKIP("gpu", "no usable GPU here (init status %d)",
+		     init_status);
 		t.ops->close(&t);
 		goto stop;
 	}
@@ -645,17 +666,9 @@ int main(void)
 	test_modules(stream);
 	test_reset(stream);
 
-	req_init(&t, &req, XCUDA_OP_CLOSE, NULL, 0);
-	err = rpc(&t, &req, &rsp);
-	result(!err && !rsp.status, "CLOSE", "err %d", err);
-	snprintf(needle, sizeof(needle), "session %08x: worker %d exited\n",
-		 t.session, (int)worker_pid(t.session));
-	result(wait_log(needle, 10000), "worker exits cleanly",
-	       "no \"%s\" in the log", needle);
+	check_close(&t, "CLOSE", "worker exits cleanly", 10000);
 	t.ops->close(&t);
 stop:
-	status = stop_daemon(SIGTERM, TIMEOUT_MS);
-	result(status >= 0 && WIFEXITED(status) && !WEXITSTATUS(status),
-	       "daemon stops cleanly", "wait status %#x", status);
-	return harness_finish();
+	check_daemon_stops("daemon stops cleanly");
+	return check_summary();
 }

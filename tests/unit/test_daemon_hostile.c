@@ -85,8 +85,8 @@ static void check_echo(struct xc_transport *t, const char *name)
 {
 	char why[200] = "";
 
-	result(!do_echo(t, 4096, 64, 11, 0, why, sizeof(why)), name, "%s",
-	       why);
+	CHECK_MSG(!do_echo(t, 4096, 64, 11, 0, why, sizeof(why)), name, "%s",
+		  why);
 }
 
 static void check_open(struct xc_transport *t, const char *name)
@@ -94,12 +94,12 @@ static void check_open(struct xc_transport *t, const char *name)
 	struct xcuda_open_res r;
 	int err = do_open(t, &r);
 
-	result(!err && r.version == XCUDA_PROTO_VERSION &&
-	       r.init_status == init_status &&
-	       r.device_count == (init_status ? -1 : device_count), name,
-	       "err %d version %u init %d (want %d) count %d (want %d)", err,
-	       r.version, r.init_status, init_status, r.device_count,
-	       device_count);
+	CHECK_MSG(!err && r.version == XCUDA_PROTO_VERSION &&
+		  r.init_status == init_status &&
+		  r.device_count == (init_status ? -1 : device_count), name,
+		  "err %d version %u init %d (want %d) count %d (want %d)", err,
+		  r.version, r.init_status, init_status, r.device_count,
+		  device_count);
 }
 
 /* ---- malformed requests ---- */
@@ -119,7 +119,7 @@ struct bad {
 
 static void args_unterminated_name(struct xc_transport *t, uint8_t *args)
 {
-	struct xcuda_symbol_args a = { 16, 0 };
+	struct xcuda_func_get_args a = { .module = 16 };
 
 	memset((uint8_t *)t->arena + 8192, 'x', 4096);
 	memcpy(args, &a, sizeof(a));
@@ -127,8 +127,9 @@ static void args_unterminated_name(struct xc_transport *t, uint8_t *args)
 
 static void args_module_too_big(struct xc_transport *t, uint8_t *args)
 {
-	struct xcuda_module_args a = { XCUDA_MAX_MODULE + 1ull, 0, 0,
-				       XCUDA_MOD_FIRST, 0 };
+	struct xcuda_module_data_args a = {
+		.total = XCUDA_MAX_MODULE + 1ull, .flags = XCUDA_MOD_FIRST
+	};
 
 	(void)t;
 	memcpy(args, &a, sizeof(a));
@@ -171,8 +172,13 @@ static void args_launch_bogus(struct xc_transport *t, uint8_t *args)
 
 static void args_stream_unknown(struct xc_transport *t, uint8_t *args)
 {
-	struct xcuda_handle_args a = { 12345, 0 };
+	/* STREAM_SYNCHRONIZE's, and EVENT_QUERY's: the same layout. */
+	struct xcuda_stream_synchronize_args a = { .stream = 12345 };
 
+	_Static_assert(sizeof(struct xcuda_stream_synchronize_args) ==
+		       sizeof(struct xcuda_event_query_args) &&
+		       offsetof(struct xcuda_event_query_args, event) == 0,
+		       "handle args");
 	(void)t;
 	memcpy(args, &a, sizeof(a));
 }
@@ -246,14 +252,9 @@ static const struct bad bads[] = {
 
 static uint16_t full_len(uint16_t op)
 {
-	switch (op) {
-#define XCUDA_CALL(nm, num, fl, ar, rs, dt)				\
-	case num:							\
-		return sizeof(struct xcuda_##ar);
-#include "xcuda/calls.def"
-#undef XCUDA_CALL
-	}
-	return 0;
+	const struct xcuda_call_info *c = xcuda_call(op);
+
+	return c ? c->args_size : 0;
 }
 
 static void make_bad(struct xc_transport *t, const struct bad *b,
@@ -285,9 +286,9 @@ static void test_malformed(struct xc_transport *t)
 		make_bad(t, &bads[i], &req);
 		err = rpc(t, &req, &rsp);
 		snprintf(name, sizeof(name), "malformed: %s", bads[i].name);
-		result(!err && rsp.status == bads[i].want, name,
-		       "transport %d, status %d, want %d", err,
-		       err ? 0 : rsp.status, bads[i].want);
+		CHECK_MSG(!err && rsp.status == bads[i].want, name,
+			  "transport %d, status %d, want %d", err,
+			  err ? 0 : rsp.status, bads[i].want);
 	}
 }
 
@@ -318,8 +319,9 @@ static void test_malformed_batch(struct xc_transport *t)
 		    rsp[i].op != req[k].hdr.op)
 			wrong++;
 	}
-	result(!r && got == n && !wrong, "malformed batch answered once each",
-	       "transport %d, %u of %u answers, %u wrong", r, got, n, wrong);
+	CHECK_MSG(!r && got == n && !wrong,
+		  "malformed batch answered once each",
+		  "transport %d, %u of %u answers, %u wrong", r, got, n, wrong);
 }
 
 /* ---- ring corruption ---- */
@@ -403,7 +405,8 @@ static void test_corrupt(struct xc_transport *a, struct xc_transport *b)
 	long took;
 	int r;
 
-	result(sr != NULL, "found the shared ring", "not in /proc/self/maps");
+	CHECK_MSG(sr != NULL, "found the shared ring",
+		  "not in /proc/self/maps");
 	if (!sr)
 		return;
 	__atomic_store_n(&sr->req_prod, sr->req_prod + 3 * a->ring_slots + 5,
@@ -411,12 +414,12 @@ static void test_corrupt(struct xc_transport *a, struct xc_transport *b)
 	ring_all_doorbells();
 	snprintf(needle, sizeof(needle), "session %08x: guest broke the ring",
 		 a->session);
-	result(wait_log(needle, TIMEOUT_MS), "corrupted ring: worker warns",
-	       "no \"%s\" in the log", needle);
+	CHECK_MSG(wait_log(needle, TIMEOUT_MS), "corrupted ring: worker warns",
+		  "no \"%s\" in the log", needle);
 	snprintf(needle, sizeof(needle), "session %08x: worker", a->session);
 	r = wait_epipe(a, 5000, &took);
-	result(r == -EPIPE, "corrupted ring: guest sees the worker gone",
-	       "receive gave %d after %ld ms", r, took);
+	CHECK_MSG(r == -EPIPE, "corrupted ring: guest sees the worker gone",
+		  "receive gave %d after %ld ms", r, took);
 	check_echo(b, "other session unaffected by the corruption");
 }
 
@@ -428,7 +431,7 @@ static void count_clean_exits(const char *name)
 	int bad = count_log("exited with status") + count_log("]: error: ") +
 		  count_log("ERROR") + count_log("runtime error");
 
-	result(!bad, name, "%d failures in the log", bad);
+	CHECK_MSG(!bad, name, "%d failures in the log", bad);
 }
 
 int main(void)
@@ -440,33 +443,32 @@ int main(void)
 	long took;
 	pid_t pid;
 
-	if (harness_setup())
-		return 1;
+	harness_setup();
 
-	result(!start_daemon("8"), "daemon starts", "see the log");
+	CHECK_MSG(!start_daemon("8"), "daemon starts", "see the log");
 	if (daemon_pid < 0)
 		goto out;
 
 	err = sess_open(&a);
-	result(!err && a.session && a.arena_size == ARENA && a.ring_slots,
-	       "session A opens", "err %d session %08x arena %llu", err,
-	       a.session, (unsigned long long)a.arena_size);
+	CHECK_MSG(!err && a.session && a.arena_size == ARENA && a.ring_slots,
+		  "session A opens", "err %d session %08x arena %llu", err,
+		  a.session, (unsigned long long)a.arena_size);
 	err |= sess_open(&b);
-	result(!err && b.session != a.session, "session B opens",
-	       "err %d, sessions %08x %08x", err, a.session, b.session);
+	CHECK_MSG(!err && b.session != a.session, "session B opens",
+		  "err %d, sessions %08x %08x", err, a.session, b.session);
 	if (err)
 		goto stop;
 	check_open(&a, "OPEN A reports the runtime's init status");
 	check_open(&b, "OPEN B reports the runtime's init status");
 
-	result(!do_echo(&b, 0, 1, 0, 0, why, sizeof(why)), "ECHO 1 B", "%s",
-	       why);
-	result(!do_echo(&b, 12345, 4096, 77, 0, why, sizeof(why)),
-	       "ECHO 4 KiB", "%s", why);
-	result(!do_echo(&b, 1 << 20, 16 << 20, 9, 1, why, sizeof(why)),
-	       "ECHO 16 MiB with fill", "%s", why);
-	result(!do_echo(&b, ARENA - 4096, 4096, 3, 1, why, sizeof(why)),
-	       "ECHO at the arena's end", "%s", why);
+	CHECK_MSG(!do_echo(&b, 0, 1, 0, 0, why, sizeof(why)), "ECHO 1 B", "%s",
+		  why);
+	CHECK_MSG(!do_echo(&b, 12345, 4096, 77, 0, why, sizeof(why)),
+		  "ECHO 4 KiB", "%s", why);
+	CHECK_MSG(!do_echo(&b, 1 << 20, 16 << 20, 9, 1, why, sizeof(why)),
+		  "ECHO 16 MiB with fill", "%s", why);
+	CHECK_MSG(!do_echo(&b, ARENA - 4096, 4096, 3, 1, why, sizeof(why)),
+		  "ECHO at the arena's end", "%s", why);
 
 	test_malformed(&a);
 	test_malformed_batch(&a);
@@ -476,7 +478,7 @@ int main(void)
 	test_corrupt(&a, &b);
 	a.ops->close(&a);
 	err = sess_open(&c);
-	result(!err, "session C opens after A's end", "err %d", err);
+	CHECK_EQ(err, 0, "session C opens after A's end");
 	if (err)
 		goto stop_b;
 	check_open(&c, "OPEN C");
@@ -484,18 +486,19 @@ int main(void)
 
 	/* SIGKILL of a worker ends its session only. */
 	pid = worker_pid(c.session);
-	result(pid > 0 && !kill(pid, SIGKILL), "kill -9 C's worker",
-	       "no pid for session %08x", c.session);
+	CHECK_MSG(pid > 0 && !kill(pid, SIGKILL), "kill -9 C's worker",
+		  "no pid for session %08x", c.session);
 	err = wait_epipe(&c, 5000, &took);
-	result(err == -EPIPE && took < 3000, "C's guest sees -EPIPE promptly",
-	       "receive gave %d after %ld ms", err, took);
+	CHECK_MSG(err == -EPIPE && took < 3000,
+		  "C's guest sees -EPIPE promptly",
+		  "receive gave %d after %ld ms", err, took);
 	c.ops->close(&c);
-	result(daemon_alive() && wait_log("killed by signal 9", 5000),
-	       "daemon logs the killed worker and stays up",
-	       "daemon alive %d", daemon_alive());
+	CHECK_MSG(daemon_alive() && wait_log("killed by signal 9", 5000),
+		  "daemon logs the killed worker and stays up",
+		  "daemon alive %d", daemon_alive());
 	check_echo(&b, "B answers after C's worker was killed");
 	err = sess_open(&d);
-	result(!err, "session D opens after the kill", "err %d", err);
+	CHECK_EQ(err, 0, "session D opens after the kill");
 	if (!err) {
 		check_open(&d, "OPEN D");
 		check_echo(&d, "D answers");
@@ -503,35 +506,22 @@ int main(void)
 
 	/* CLOSE: answered, then the worker exits cleanly. */
 	if (!err) {
-		struct xcuda_request req;
-		struct xcuda_response rsp;
-		char needle[64];
-
-		req_init(&d, &req, XCUDA_OP_CLOSE, NULL, 0);
-		err = rpc(&d, &req, &rsp);
-		result(!err && !rsp.status, "CLOSE is answered", "err %d", err);
-		snprintf(needle, sizeof(needle), "session %08x: worker %d "
-			 "exited\n", d.session, (int)worker_pid(d.session));
-		result(wait_log(needle, 5000), "CLOSE ends the worker cleanly",
-		       "no \"%s\"", needle);
+		check_close(&d, "CLOSE is answered",
+			    "CLOSE ends the worker cleanly", 5000);
 		d.ops->close(&d);
 	}
 
 stop_b:
 	/* SIGTERM: workers go, the socket goes, the daemon exits 0. */
-	status = stop_daemon(SIGTERM, TIMEOUT_MS);
-	result(status >= 0 && WIFEXITED(status) && !WEXITSTATUS(status),
-	       "SIGTERM stops the daemon with status 0", "wait status %#x",
-	       status);
-	result(access(sock, F_OK) && errno == ENOENT,
-	       "SIGTERM removes the socket", "socket still there");
+	check_daemon_stops("SIGTERM stops the daemon with status 0");
+	CHECK_MSG(access(sock, F_OK) && errno == ENOENT,
+		  "SIGTERM removes the socket", "socket still there");
 	err = wait_epipe(&b, 5000, &took);
-	result(err == -EPIPE, "B's guest sees -EPIPE when the daemon stops",
-	       "receive gave %d", err);
+	CHECK_EQ(err, -EPIPE, "B's guest sees -EPIPE when the daemon stops");
 	b.ops->close(&b);
 
 	/* Restarted, with a session limit of 3. */
-	result(!start_daemon("3"), "daemon restarts", "see the log");
+	CHECK_MSG(!start_daemon("3"), "daemon restarts", "see the log");
 	if (daemon_pid < 0)
 		goto out;
 	for (i = 0; i < 3; i++) {
@@ -541,11 +531,12 @@ stop_b:
 		if (err)
 			break;
 	}
-	result(i == 3, "three sessions within the limit", "session %d: %d",
-	       i, err);
+	CHECK_MSG(i == 3, "three sessions within the limit", "session %d: %d",
+		  i, err);
 	if (i == 3) {
 		err = sess_open(&m[3]);
-		result(err < 0, "a fourth session is refused", "err %d", err);
+		CHECK_MSG(err < 0, "a fourth session is refused", "err %d",
+			  err);
 		if (!err)
 			m[3].ops->close(&m[3]);
 		m[0].ops->close(&m[0]);
@@ -556,8 +547,7 @@ stop_b:
 				break;
 			nap_ms(50);
 		}
-		result(!err, "a session opens once one has closed", "err %d",
-		       err);
+		CHECK_EQ(err, 0, "a session opens once one has closed");
 		if (!err) {
 			check_open(&m[0], "OPEN after the limit");
 			check_echo(&m[0], "ECHO after the limit");
@@ -569,14 +559,14 @@ stop_b:
 
 	/* SIGKILL leaves a stale socket; the next start clears it. */
 	status = stop_daemon(SIGKILL, TIMEOUT_MS);
-	result(status >= 0 && WIFSIGNALED(status), "daemon killed with -9",
-	       "wait status %#x", status);
-	result(!start_daemon("8"), "daemon restarts over a stale socket",
-	       "see the log");
+	CHECK_MSG(status >= 0 && WIFSIGNALED(status), "daemon killed with -9",
+		  "wait status %#x", status);
+	CHECK_MSG(!start_daemon("8"), "daemon restarts over a stale socket",
+		  "see the log");
 	if (daemon_pid < 0)
 		goto out;
 	err = sess_open(&e);
-	result(!err, "session E opens after the restart", "err %d", err);
+	CHECK_EQ(err, 0, "session E opens after the restart");
 	if (!err) {
 		check_open(&e, "OPEN E");
 		check_echo(&e, "E answers");
@@ -584,10 +574,8 @@ stop_b:
 	}
 
 stop:
-	status = stop_daemon(SIGTERM, TIMEOUT_MS);
-	result(status >= 0 && WIFEXITED(status) && !WEXITSTATUS(status),
-	       "daemon stops cleanly at the end", "wait status %#x", status);
+	check_daemon_stops("daemon stops cleanly at the end");
 	count_clean_exits("no worker failed and nothing went wrong in the log");
 out:
-	return harness_finish();
+	return check_summary();
 }

@@ -61,7 +61,7 @@ static void fake_worker(int conn, enum fake how)
 			rsp.len = 4096;
 			break;
 		case F_BAD_STATUS:
-			rsp.status = -5;
+			rsp.status = -5000;	/* below every -errno */
 			break;
 		case F_BAD_OP:
 			rsp.op = XCUDA_OP_MALLOC;
@@ -145,7 +145,7 @@ int main(void)
 		  cudaErrorDevicesUnavailable },
 		{ F_BAD_LEN, "oversized-result-ends-session",
 		  cudaErrorDevicesUnavailable },
-		{ F_BAD_STATUS, "negative-status-ends-session",
+		{ F_BAD_STATUS, "status-below-errno-range-ends-session",
 		  cudaErrorDevicesUnavailable },
 		{ F_BAD_OP, "answer-for-another-op-ends-session",
 		  cudaErrorDevicesUnavailable },
@@ -159,17 +159,15 @@ int main(void)
 	char dir[] = "/tmp/xcuda-hostile-XXXXXX";
 	size_t i;
 
-	if (!mkdtemp(dir))
-		return 1;
+	REQUIRE_MSG(mkdtemp(dir), "setup", "mkdtemp: %s", strerror(errno));
 	snprintf(sock_path, sizeof(sock_path), "%s/s", dir);
 	signal(SIGPIPE, SIG_IGN);
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		cudaError_t got = (cudaError_t)-9;
 		int rc = guest_case(cases[i].how, &got);
 
-		if (rc || got != cases[i].want)
-			printf("  %s: got %d, rc %d\n", cases[i].name, got, rc);
-		CHECK(!rc && got == cases[i].want, cases[i].name);
+		CHECK_MSG(!rc && got == cases[i].want, cases[i].name,
+			  "got %d, want %d, rc %d", got, cases[i].want, rc);
 	}
 	unlink(sock_path);
 	rmdir(dir);

@@ -1,33 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* The per-session handle tables: numbering, limits and stale handles. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "xcuda/proto.h"
 #include "dom0-daemon/handles.h"
-
-static int passed, failed;
-
-static void result(int ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		printf("PASS %s\n", name);
-		return;
-	}
-	failed++;
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
+#include "check.h"
 
 static int dummy[XCUDA_MAX_HANDLES + 1];
 
@@ -40,14 +18,14 @@ int main(void)
 	int err;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	result(!xd_htab_get(&t, 0) && !xd_htab_get(&t, XCUDA_HANDLE_FIRST) &&
-	       !xd_htab_next(&t, 0), "empty table knows no handle",
-	       "lookup in an empty table succeeded");
+	CHECK_MSG(!xd_htab_get(&t, 0) && !xd_htab_get(&t, XCUDA_HANDLE_FIRST) &&
+		  !xd_htab_next(&t, 0), "empty table knows no handle",
+		  "lookup in an empty table succeeded");
 
 	e = xd_htab_add(&t, &dummy[0], &first);
-	result(e && first == XCUDA_HANDLE_FIRST &&
-	       xd_htab_get(&t, first) == e && e->ptr == &dummy[0],
-	       "first handle", "got %u", first);
+	CHECK_MSG(e && first == XCUDA_HANDLE_FIRST &&
+		  xd_htab_get(&t, first) == e && e->ptr == &dummy[0],
+		  "first handle", "got %u", first);
 
 	for (n = 1; n < XCUDA_MAX_HANDLES; n++) {
 		e = xd_htab_add(&t, &dummy[n], &h);
@@ -57,58 +35,56 @@ int main(void)
 			bad++;
 		last = h;
 	}
-	result(!bad && t.live == XCUDA_MAX_HANDLES, "fill to the limit",
-	       "%u bad adds, %u live", bad, t.live);
-	result(!xd_htab_add(&t, &dummy[n], &h), "add past the limit fails",
-	       "handle %u handed out", h);
+	CHECK_MSG(!bad && t.live == XCUDA_MAX_HANDLES, "fill to the limit",
+		  "%u bad adds, %u live", bad, t.live);
+	CHECK_MSG(!xd_htab_add(&t, &dummy[n], &h), "add past the limit fails",
+		  "handle %u handed out", h);
 
 	xd_htab_del(&t, last);
-	result(!xd_htab_get(&t, last), "freed handle is unknown",
-	       "lookup of %u succeeded", last);
+	CHECK_MSG(!xd_htab_get(&t, last), "freed handle is unknown",
+		  "lookup of %u succeeded", last);
 	xd_htab_del(&t, last);
-	result(t.live == XCUDA_MAX_HANDLES - 1, "double free is harmless",
-	       "%u live", t.live);
+	CHECK_MSG(t.live == XCUDA_MAX_HANDLES - 1, "double free is harmless",
+		  "%u live", t.live);
 	e = xd_htab_add(&t, &dummy[0], &again);
-	result(e && again == last, "a slot frees up at the limit",
-	       "got %u, want %u", e ? again : 0, last);
+	CHECK_MSG(e && again == last, "a slot frees up at the limit",
+		  "got %u, want %u", e ? again : 0, last);
 
 	for (n = 0, h = 0; (h = xd_htab_next(&t, h));)
 		n++;
-	result(n == t.live, "iteration sees every live handle",
-	       "%u of %u", n, t.live);
+	CHECK_MSG(n == t.live, "iteration sees every live handle",
+		  "%u of %u", n, t.live);
 
 	xd_htab_free(&t);
 	/* Reuse: a freed handle comes back only after the others. */
 	xd_htab_add(&t, &dummy[0], &first);
 	xd_htab_del(&t, first);
 	xd_htab_add(&t, &dummy[1], &h);
-	result(h != first, "freed handle is not reused at once",
-	       "%u reused", h);
-	result(!xd_htab_get(&t, 0) && !xd_htab_get(&t, 15) &&
-	       !xd_htab_get(&t, 0xffffffffu) &&
-	       !xd_htab_get(&t, XCUDA_HANDLE_FIRST + XCUDA_MAX_HANDLES),
-	       "out of range handles are unknown", "a lookup succeeded");
+	CHECK_MSG(h != first, "freed handle is not reused at once",
+		  "%u reused", h);
+	CHECK_MSG(!xd_htab_get(&t, 0) && !xd_htab_get(&t, 15) &&
+		  !xd_htab_get(&t, 0xffffffffu) &&
+		  !xd_htab_get(&t, XCUDA_HANDLE_FIRST + XCUDA_MAX_HANDLES),
+		  "out of range handles are unknown", "a lookup succeeded");
 
 	err = xd_stream_lookup(&t, 0, &st);
-	result(!err && st == NULL, "stream 0 is the legacy default",
-	       "err %d", err);
+	CHECK_MSG(!err && st == NULL, "stream 0 is the legacy default",
+		  "err %d", err);
 	err = xd_stream_lookup(&t, XCUDA_STREAM_LEGACY, &st);
-	result(!err && st == cudaStreamLegacy, "stream 1 is cudaStreamLegacy",
-	       "err %d", err);
+	CHECK_MSG(!err && st == cudaStreamLegacy,
+		  "stream 1 is cudaStreamLegacy", "err %d", err);
 	err = xd_stream_lookup(&t, XCUDA_STREAM_PER_THREAD, &st);
-	result(!err && st == cudaStreamPerThread,
-	       "stream 2 is cudaStreamPerThread", "err %d", err);
+	CHECK_MSG(!err && st == cudaStreamPerThread,
+		  "stream 2 is cudaStreamPerThread", "err %d", err);
 	err = xd_stream_lookup(&t, 3, &st);
-	result(err == cudaErrorInvalidResourceHandle, "stream 3 is invalid",
-	       "err %d", err);
+	CHECK_EQ(err, cudaErrorInvalidResourceHandle, "stream 3 is invalid");
 	err = xd_stream_lookup(&t, first, &st);
-	result(err == cudaErrorInvalidResourceHandle,
-	       "freed stream is invalid", "err %d", err);
+	CHECK_EQ(err, cudaErrorInvalidResourceHandle,
+		 "freed stream is invalid");
 	err = xd_stream_lookup(&t, h, &st);
-	result(!err && st == (cudaStream_t)&dummy[1], "live stream resolves",
-	       "err %d", err);
+	CHECK_MSG(!err && st == (cudaStream_t)&dummy[1], "live stream resolves",
+		  "err %d", err);
 	xd_htab_free(&t);
 
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }

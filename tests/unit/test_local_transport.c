@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "dom0-daemon/transport.h"
 #include "dom0-daemon/transport_local.h"
 #include "xcuda/local.h"
+#include "check.h"
 
 #define SESSION		0x5e551017u
 #define RING_ORDER	4
@@ -50,31 +50,12 @@ struct wcfg {
 	int expect;
 };
 
+/*
+ * Each case is one check of several steps: EXPECT() (check.h) records
+ * the first step that failed and jumps to the case's cleanup at `out`.
+ */
 static char sock_path[128];
 static int listen_fd = -1;
-static int n_pass, n_fail;
-static char why[512];
-
-#define EXPECT(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			snprintf(why, sizeof(why), __VA_ARGS__);	\
-			goto out;					\
-		}							\
-	} while (0)
-
-static void report(const char *name)
-{
-	if (why[0]) {
-		printf("FAIL %s: %s\n", name, why);
-		n_fail++;
-	} else {
-		printf("PASS %s\n", name);
-		n_pass++;
-	}
-	fflush(stdout);
-	why[0] = 0;
-}
 
 static double now_s(void)
 {
@@ -343,8 +324,8 @@ static void finish(pid_t pid, int side, int timeout_ms)
 	if (pid <= 0)
 		return;
 	st = reap(pid, timeout_ms);
-	if (!why[0] && st != 0)
-		snprintf(why, sizeof(why), "worker exit status %d", st);
+	if (st != 0)
+		CHECK_WHY("worker exit status %d", st);
 }
 
 static int guest_open(struct xc_transport *t, uint64_t arena,
@@ -379,6 +360,39 @@ static int round_trip(struct xc_transport *t, uint64_t i, const char **bad)
 /* ------------------------------------------------------------------ */
 /* Cases.                                                             */
 
+/*
+ * A case's start: forks its worker (*pid, *side talks to it) and opens
+ * the guest end @t; 0, or -1 with the reason recorded.
+ */
+static int open_case(const struct wcfg *w, struct xc_transport *t,
+		     uint64_t arena, unsigned int order, pid_t *pid,
+		     int *side)
+{
+	int ret;
+
+	*pid = spawn(w, side);
+	if (*pid <= 0) {
+		CHECK_WHY("fork: %s", strerror(errno));
+		return -1;
+	}
+	ret = guest_open(t, arena, order);
+	if (ret) {
+		CHECK_WHY("xc_local_open: %s", strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+/* A case's end: closes @t, reaps the worker and reports the case. */
+static void close_case(const char *name, struct xc_transport *t, pid_t pid,
+		       int side)
+{
+	if (t->ops)
+		t->ops->close(t);
+	finish(pid, side, 3000);
+	check_case(name);
+}
+
 static void case_handshake(void)
 {
 	struct wcfg w = { W_ECHO, { 1ull << 30, RING_ORDER }, 0 };
@@ -390,10 +404,8 @@ static void case_handshake(void)
 	int side = -1, ret;
 	pid_t pid;
 
-	pid = spawn(&w, &side);
-	EXPECT(pid > 0, "fork: %s", strerror(errno));
-	ret = guest_open(&t, 64ull << 20, RING_ORDER);
-	EXPECT(!ret, "xc_local_open: %s", strerror(-ret));
+	if (open_case(&w, &t, 64ull << 20, RING_ORDER, &pid, &side))
+		goto out;
 	EXPECT(!strcmp(t.ops->name, "local"), "name %s", t.ops->name);
 	EXPECT(t.ring_slots == XCUDA_RING_SIZE(RING_ORDER),
 	       "ring_slots %u", t.ring_slots);
@@ -417,10 +429,7 @@ static void case_handshake(void)
 	EXPECT(!bad, "%s", bad);
 	EXPECT(a[t.arena_size - 4096] == 0, "worker's write not seen");
 out:
-	if (t.ops)
-		t.ops->close(&t);
-	finish(pid, side, 3000);
-	report("handshake");
+	close_case("handshake", &t, pid, side);
 }
 
 static void case_arena_move(void)
@@ -433,10 +442,8 @@ static void case_arena_move(void)
 	uint8_t *a;
 	pid_t pid;
 
-	pid = spawn(&w, &side);
-	EXPECT(pid > 0, "fork: %s", strerror(errno));
-	ret = guest_open(&t, 16ull << 20, RING_ORDER);
-	EXPECT(!ret, "xc_local_open: %s", strerror(-ret));
+	if (open_case(&w, &t, 16ull << 20, RING_ORDER, &pid, &side))
+		goto out;
 	EXPECT(!recv_int(side, &v, 5000) && !v, "worker's moves failed");
 	a = t.arena;
 	for (i = 0; i < 4096; i++)
@@ -445,10 +452,8 @@ static void case_arena_move(void)
 	ret = round_trip(&t, 3, &bad);
 	EXPECT(!ret && !bad, "after the move: %s", ret ? strerror(-ret) : bad);
 out:
-	if (t.ops)
-		t.ops->close(&t);
-	finish(pid, side, 3000);
-	report("arena_at moves the worker's arena, refuses taken addresses");
+	close_case("arena_at moves the worker's arena, refuses taken addresses",
+		   &t, pid, side);
 }
 
 static void run_round_trips(const char *name, unsigned int n)
@@ -460,10 +465,8 @@ static void run_round_trips(const char *name, unsigned int n)
 	double t0, dt;
 	pid_t pid;
 
-	pid = spawn(&w, &side);
-	EXPECT(pid > 0, "fork: %s", strerror(errno));
-	ret = guest_open(&t, 0, 0);
-	EXPECT(!ret, "xc_local_open: %s", strerror(-ret));
+	if (open_case(&w, &t, 0, 0, &pid, &side))
+		goto out;
 	t0 = now_s();
 	for (unsigned int i = 0; i < n; i++) {
 		ret = round_trip(&t, i, &bad);
@@ -474,10 +477,7 @@ static void run_round_trips(const char *name, unsigned int n)
 	printf("# %s: %u round trips, mean %.2f us\n", name, n,
 	       dt * 1e6 / n);
 out:
-	if (t.ops)
-		t.ops->close(&t);
-	finish(pid, side, 3000);
-	report(name);
+	close_case(name, &t, pid, side);
 }
 
 static void case_batches(void)
@@ -491,10 +491,8 @@ static void case_batches(void)
 	int side = -1, ret;
 	pid_t pid;
 
-	pid = spawn(&w, &side);
-	EXPECT(pid > 0, "fork: %s", strerror(errno));
-	ret = guest_open(&t, 0, 0);
-	EXPECT(!ret, "xc_local_open: %s", strerror(-ret));
+	if (open_case(&w, &t, 0, 0, &pid, &side))
+		goto out;
 	slots = t.ring_slots;
 	q = calloc(slots + 1, sizeof(*q));
 	EXPECT(q, "out of memory");
@@ -524,10 +522,7 @@ static void case_batches(void)
 	}
 out:
 	free(q);
-	if (t.ops)
-		t.ops->close(&t);
-	finish(pid, side, 3000);
-	report("batches");
+	close_case("batches", &t, pid, side);
 }
 
 static void case_timeout(void)
@@ -541,10 +536,8 @@ static void case_timeout(void)
 	double t0, dt;
 	pid_t pid;
 
-	pid = spawn(&w, &side);
-	EXPECT(pid > 0, "fork: %s", strerror(errno));
-	ret = guest_open(&t, 0, 0);
-	EXPECT(!ret, "xc_local_open: %s", strerror(-ret));
+	if (open_case(&w, &t, 0, 0, &pid, &side))
+		goto out;
 
 	ret = t.ops->receive(&t, &r, 1, 0);
 	EXPECT(ret == 0, "idle receive(0): %d", ret);
@@ -567,10 +560,7 @@ static void case_timeout(void)
 	bad = check_rsp(&q, &r, t.arena);
 	EXPECT(!bad, "%s", bad);
 out:
-	if (t.ops)
-		t.ops->close(&t);
-	finish(pid, side, 3000);
-	report("timeout");
+	close_case("timeout", &t, pid, side);
 }
 
 static void case_worker_exit(void)
@@ -583,10 +573,8 @@ static void case_worker_exit(void)
 	double t0, dt;
 	pid_t pid;
 
-	pid = spawn(&w, &side);
-	EXPECT(pid > 0, "fork: %s", strerror(errno));
-	ret = guest_open(&t, 0, 0);
-	EXPECT(!ret, "xc_local_open: %s", strerror(-ret));
+	if (open_case(&w, &t, 0, 0, &pid, &side))
+		goto out;
 	make_req(&q, 1, t.session);
 	ret = t.ops->submit(&t, &q, 1);
 	EXPECT(!ret, "submit: %s", strerror(-ret));
@@ -599,10 +587,7 @@ static void case_worker_exit(void)
 	EXPECT(ret == -EPIPE, "submit after death: %d", ret);
 	printf("# worker_exit: noticed in %.1f ms\n", dt * 1e3);
 out:
-	if (t.ops)
-		t.ops->close(&t);
-	finish(pid, side, 3000);
-	report("worker_exit");
+	close_case("worker_exit", &t, pid, side);
 }
 
 static void case_hostile_guest(void)
@@ -622,8 +607,7 @@ static void case_hostile_guest(void)
 		EXPECT(pid > 0, "fork: %s", strerror(errno));
 		ret = guest_open(&t, 0, RING_ORDER);
 		if (ret) {
-			snprintf(why, sizeof(why), "xc_local_open: %s",
-				 strerror(-ret));
+			CHECK_WHY("xc_local_open: %s", strerror(-ret));
 		} else {
 			sring = (xcuda_sring_t *)((uint8_t *)t.arena -
 					(XCUDA_PAGE_SIZE << RING_ORDER));
@@ -631,21 +615,19 @@ static void case_hostile_guest(void)
 					 __ATOMIC_RELEASE);
 			send_int(side, 1);
 			if (recv_int(side, &v, 5000))
-				snprintf(why, sizeof(why),
-					 "req_prod %#x: worker said nothing",
-					 bogus[i]);
+				CHECK_WHY("req_prod %#x: worker said nothing",
+					  bogus[i]);
 			else if (v != -EPROTO)
-				snprintf(why, sizeof(why),
-					 "req_prod %#x: next() = %d",
-					 bogus[i], v);
+				CHECK_WHY("req_prod %#x: next() = %d",
+					  bogus[i], v);
 			t.ops->close(&t);
 		}
 		finish(pid, side, 5000);
-		if (why[0])
+		if (!check_case_ok())
 			break;
 	}
 out:
-	report("hostile_guest");
+	check_case("hostile_guest");
 }
 
 static void case_hostile_worker(void)
@@ -657,10 +639,8 @@ static void case_hostile_worker(void)
 	int side = -1, ret, v;
 	pid_t pid;
 
-	pid = spawn(&w, &side);
-	EXPECT(pid > 0, "fork: %s", strerror(errno));
-	ret = guest_open(&t, 0, RING_ORDER);
-	EXPECT(!ret, "xc_local_open: %s", strerror(-ret));
+	if (open_case(&w, &t, 0, RING_ORDER, &pid, &side))
+		goto out;
 	make_req(&q, 1, t.session);
 	ret = t.ops->submit(&t, &q, 1);
 	EXPECT(!ret, "submit: %s", strerror(-ret));
@@ -674,10 +654,7 @@ static void case_hostile_worker(void)
 out:
 	if (side >= 0)
 		send_int(side, 0);
-	if (t.ops)
-		t.ops->close(&t);
-	finish(pid, side, 3000);
-	report("hostile_worker");
+	close_case("hostile_worker", &t, pid, side);
 }
 
 /* Sends @len bytes of @h raw, then checks the refusal that comes back. */
@@ -744,34 +721,34 @@ static void case_bad_hello(void)
 	h = good;
 	h.magic = 0xdeadbeef;
 	bad_hello("magic", &h, sizeof(h), -EPROTO);
-	if (!why[0]) {
+	if (check_case_ok()) {
 		h = good;
 		h.arena_size = 1ull << 62;
 		bad_hello("huge arena", &h, sizeof(h), -EINVAL);
 	}
-	if (!why[0]) {
+	if (check_case_ok()) {
 		h = good;
 		h.arena_size = 0;
 		bad_hello("empty arena", &h, sizeof(h), -EINVAL);
 	}
-	if (!why[0]) {
+	if (check_case_ok()) {
 		h = good;
 		h.version = 99;
 		bad_hello("version", &h, sizeof(h), -EPROTONOSUPPORT);
 	}
-	if (!why[0]) {
+	if (check_case_ok()) {
 		h = good;
 		h.ring_order = 1000;
 		bad_hello("ring order", &h, sizeof(h), -EINVAL);
 	}
-	if (!why[0]) {
+	if (check_case_ok()) {
 		h = good;
 		h.rsvd = 1;
 		bad_hello("rsvd", &h, sizeof(h), -EINVAL);
 	}
-	if (!why[0])
+	if (check_case_ok())
 		bad_hello("short", &good, 8, -EPIPE);
-	report("bad_hello");
+	check_case("bad_hello");
 }
 
 /* A worker with lower limits lowers what the guest gets. */
@@ -783,10 +760,8 @@ static void case_clamp(void)
 	int side = -1, ret;
 	pid_t pid;
 
-	pid = spawn(&w, &side);
-	EXPECT(pid > 0, "fork: %s", strerror(errno));
-	ret = guest_open(&t, 1ull << 30, 4);
-	EXPECT(!ret, "xc_local_open: %s", strerror(-ret));
+	if (open_case(&w, &t, 1ull << 30, 4, &pid, &side))
+		goto out;
 	EXPECT(t.ring_slots == XCUDA_RING_SIZE(2), "ring_slots %u",
 	       t.ring_slots);
 	EXPECT(t.arena_size == 256ull << 20, "arena_size %llu",
@@ -794,10 +769,7 @@ static void case_clamp(void)
 	ret = round_trip(&t, 3, &bad);
 	EXPECT(!ret && !bad, "trip: %s", ret ? strerror(-ret) : bad);
 out:
-	if (t.ops)
-		t.ops->close(&t);
-	finish(pid, side, 3000);
-	report("clamp");
+	close_case("clamp", &t, pid, side);
 }
 
 /* Defaults come from the environment; bad values are refused early. */
@@ -846,10 +818,7 @@ out:
 	unsetenv("XCUDA_RING_ORDER");
 	unsetenv("XCUDA_ARENA_MB");
 	unsetenv(XCUDA_LOCAL_SOCKET_ENV);
-	if (t.ops)
-		t.ops->close(&t);
-	finish(pid, side, 3000);
-	report("env");
+	close_case("env", &t, pid, side);
 }
 
 /* Doorbells only, no spinning on either side: a lost wake-up hangs. */
@@ -885,10 +854,9 @@ int main(void)
 {
 	char dir[] = "/tmp/xcuda-local-XXXXXX";
 
-	if (!mkdtemp(dir) || make_listener(dir)) {
-		perror("test_local_transport: setup");
-		return 2;
-	}
+	REQUIRE_MSG(mkdtemp(dir), "setup", "mkdtemp: %s", strerror(errno));
+	REQUIRE_MSG(!make_listener(dir), "setup", "listening on %s: %s",
+		    sock_path, strerror(errno));
 	case_handshake();
 	case_arena_move();
 	run_round_trips("round_trips", ROUND_TRIPS);
@@ -905,6 +873,5 @@ int main(void)
 	close(listen_fd);
 	unlink(sock_path);
 	rmdir(dir);
-	printf("%d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	return check_summary();
 }

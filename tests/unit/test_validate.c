@@ -2,40 +2,18 @@
 /*
  * xd_validate(): every command with a well-formed header passes, and
  * every way a hostile guest can break a header gets the documented error.
- * The expectations come straight from calls.def, row by row.
+ * The expectations come from the generated command table, row by row.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 
 #include "dom0-daemon/validate.h"
+#include "check.h"
 
 #define SESSION		0x5e55104du
 #define ARENA		(64u << 20)
-
-static int passed, failed;
-
-static void result(int ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		printf("PASS %s\n", name);
-		return;
-	}
-	failed++;
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
 
 struct row {
 	const char *name;
@@ -46,15 +24,23 @@ struct row {
 	int data;
 };
 
-static const struct row rows[] = {
-#define XCUDA_CALL(nm, num, fl, ar, rs, dt)				\
-	{ #nm, num, fl, sizeof(struct xcuda_##ar),			\
-	  sizeof(struct xcuda_##rs), dt },
-#include "xcuda/calls.def"
-#undef XCUDA_CALL
-};
+/* The rows of the generated command table, filled by main(). */
+static struct row rows[XCUDA_OP_MAX];
+static size_t NROWS;
 
-#define NROWS	(sizeof(rows) / sizeof(rows[0]))
+static void load_rows(void)
+{
+	uint16_t op;
+
+	for (op = 1; op < XCUDA_OP_MAX; op++) {
+		const struct xcuda_call_info *c = &xcuda_calls[op];
+
+		if (c->name)
+			rows[NROWS++] = (struct row){ c->name, op, c->flags,
+						      c->args_size,
+						      c->res_size, c->data };
+	}
+}
 
 /* A well-formed request for @r. */
 static void good(const struct row *r, struct xcuda_request *req)
@@ -78,9 +64,10 @@ static void expect(const char *what, const struct row *r,
 	int got = xd_validate(req, SESSION, arena, opened);
 
 	snprintf(name, sizeof(name), "%s %s", what, r ? r->name : "");
-	result(got == want, name, "op %u len %u extent %u+%u: got %d, want %d",
-	       req->hdr.op, req->hdr.len, req->hdr.data_off,
-	       req->hdr.data_len, got, want);
+	CHECK_MSG(got == want, name,
+		  "op %u len %u extent %u+%u: got %d, want %d", req->hdr.op,
+		  req->hdr.len, req->hdr.data_off, req->hdr.data_len, got,
+		  want);
 }
 
 static int is_known(unsigned int op)
@@ -100,24 +87,24 @@ static void test_table(void)
 
 	for (i = 0; i < NROWS; i++) {
 		const struct row *r = &rows[i];
-		const struct xd_call_desc *d = xd_call_lookup(r->op);
+		const struct xcuda_call_info *d = xd_call_lookup(r->op);
 
 		snprintf(name, sizeof(name), "table %s", r->name);
-		result(d && !strcmp(d->name, r->name) &&
-		       d->flags == r->flags && d->args_size == r->args &&
-		       d->res_size == r->res && d->data == r->data &&
-		       xd_result_size(r->op) == r->res &&
-		       !strcmp(xd_op_name(r->op), r->name), name,
-		       "row does not match calls.def");
+		CHECK_MSG(d && !strcmp(d->name, r->name) &&
+			  d->flags == r->flags && d->args_size == r->args &&
+			  d->res_size == r->res && d->data == r->data &&
+			  xd_result_size(r->op) == r->res &&
+			  !strcmp(xd_op_name(r->op), r->name), name,
+			  "row does not match the table");
 	}
 	for (op = 0; op <= 0xffff; op++)
 		if (xd_call_lookup((uint16_t)op))
 			known++;
-	result(known == NROWS, "table has exactly the calls.def rows",
-	       "%u known opcodes, %zu rows", known, NROWS);
-	result(!strcmp(xd_op_name(0), "?") && !xd_result_size(0) &&
-	       !xd_result_size(XCUDA_OP_MAX), "table unknown opcode names",
-	       "unknown opcodes must read as \"?\" with no result");
+	CHECK_MSG(known == NROWS, "table has exactly its rows",
+		  "%u known opcodes, %zu rows", known, NROWS);
+	CHECK_MSG(!strcmp(xd_op_name(0), "?") && !xd_result_size(0) &&
+		  !xd_result_size(XCUDA_OP_MAX), "table unknown opcode names",
+		  "unknown opcodes must read as \"?\" with no result");
 }
 
 static void test_good(void)
@@ -168,9 +155,8 @@ static void test_opcodes(void)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		req.hdr.op = (uint16_t)bad[i];
 		snprintf(name, sizeof(name), "opcode %#x unknown", bad[i]);
-		result(xd_validate(&req, SESSION, ARENA, 1) ==
-		       cudaErrorNotSupported, name, "got %d",
-		       xd_validate(&req, SESSION, ARENA, 1));
+		CHECK_EQ(xd_validate(&req, SESSION, ARENA, 1),
+			 cudaErrorNotSupported, name);
 	}
 	/* Every gap below XCUDA_OP_MAX, before and after OPEN. */
 	for (op = 1; op < XCUDA_OP_MAX; op++) {
@@ -182,11 +168,11 @@ static void test_opcodes(void)
 		    xd_validate(&req, SESSION, ARENA, 0) !=
 			    cudaErrorNotSupported) {
 			snprintf(name, sizeof(name), "opcode gap %u", op);
-			result(0, name, "not answered NotSupported");
+			CHECK_MSG(0, name, "not answered NotSupported");
 		}
 		gaps++;
 	}
-	result(gaps > 0, "opcode gaps unknown", "no gap tested");
+	CHECK_MSG(gaps > 0, "opcode gaps unknown", "no gap tested");
 }
 
 static void test_header(void)
@@ -263,7 +249,7 @@ static void test_varargs(void)
 		if (rows[i].op == XCUDA_OP_LAUNCH)
 			r = &rows[i];
 	if (!r) {
-		result(0, "varargs", "no LAUNCH row");
+		CHECK_MSG(0, "varargs", "no LAUNCH row");
 		return;
 	}
 	good(r, &req);
@@ -354,12 +340,12 @@ static void test_extents(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	load_rows();
 	test_table();
 	test_good();
 	test_opcodes();
 	test_header();
 	test_varargs();
 	test_extents();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }

@@ -5,7 +5,6 @@
  * no GPU: OPEN, ECHO and every argument check the handlers make before
  * CUDA sees anything.  Runs the same with or without a GPU.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,38 +15,11 @@
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/validate.h"
 #include "dom0-daemon/worker.h"
+#include "check.h"
+#include "cuda_asan.h"
 
 #define SESSION		0x1234abcdu
 #define ARENA		(1u << 20)
-
-static int passed, failed;
-
-/* Sanitizer builds: CUDA needs AddressSanitizer's shadow gap. */
-const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-	return "protect_shadow_gap=0";
-}
-
-static void result(int ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		passed++;
-		printf("PASS %s\n", name);
-		return;
-	}
-	failed++;
-	printf("FAIL %s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
 
 static struct xd_chan chan;
 static struct xd_session sess;
@@ -80,12 +52,12 @@ static void expect(const char *name, struct xcuda_request *req, int want)
 	struct xcuda_response rsp;
 	int got = call(req, &rsp);
 
-	result(got == want && rsp.id == req->hdr.id &&
-	       rsp.op == req->hdr.op && rsp.flags == req->hdr.flags &&
-	       rsp.len == xd_result_size(req->hdr.op), name,
-	       "status %d (want %d), id %llu/%llu op %u len %u", got, want,
-	       (unsigned long long)rsp.id,
-	       (unsigned long long)req->hdr.id, rsp.op, rsp.len);
+	CHECK_MSG(got == want && rsp.id == req->hdr.id &&
+		  rsp.op == req->hdr.op && rsp.flags == req->hdr.flags &&
+		  rsp.len == xd_result_size(req->hdr.op), name,
+		  "status %d (want %d), id %llu/%llu op %u len %u", got, want,
+		  (unsigned long long)rsp.id,
+		  (unsigned long long)req->hdr.id, rsp.op, rsp.len);
 }
 
 #define REQ(req, op, a)	req_init(req, op, &(a), sizeof(a))
@@ -123,23 +95,23 @@ static void test_open(void)
 	want = cudaGetDeviceCount(&n);
 	cudaGetLastError();
 	/* This channel cannot move its arena: no SAME_VA. */
-	result(rsp.status == 0 && r.version == XCUDA_PROTO_VERSION &&
-	       r.features == (XCUDA_FEATURES_ALL & ~XCUDA_FEAT_SAME_VA) &&
-	       r.init_status == want &&
-	       r.device_count == (want ? -1 : n) && r.runtime_version > 0,
-	       "open", "status %d version %u features %#x init %d (want %d) "
-	       "count %d runtime %d", rsp.status, r.version, r.features,
-	       r.init_status, want, r.device_count, r.runtime_version);
+	CHECK_MSG(rsp.status == 0 && r.version == XCUDA_PROTO_VERSION &&
+		  r.features == (XCUDA_FEATURES_ALL & ~XCUDA_FEAT_SAME_VA) &&
+		  r.init_status == want &&
+		  r.device_count == (want ? -1 : n) && r.runtime_version > 0,
+		  "open", "status %d version %u features %#x init %d (want %d) "
+		  "count %d runtime %d", rsp.status, r.version, r.features,
+		  r.init_status, want, r.device_count, r.runtime_version);
 
 	a.version = 1;
 	a.features = XCUDA_FEAT_ECHO | (1u << 30);
 	REQ(&req, XCUDA_OP_OPEN, a);
 	call(&req, &rsp);
 	memcpy(&r, rsp.out, sizeof(r));
-	result(rsp.status == 0 && r.version == 1 &&
-	       r.features == XCUDA_FEAT_ECHO, "open features intersect",
-	       "status %d version %u features %#x", rsp.status, r.version,
-	       r.features);
+	CHECK_MSG(rsp.status == 0 && r.version == 1 &&
+		  r.features == XCUDA_FEAT_ECHO, "open features intersect",
+		  "status %d version %u features %#x", rsp.status, r.version,
+		  r.features);
 }
 
 static void test_echo(void)
@@ -162,12 +134,12 @@ static void test_echo(void)
 	memcpy(&r, rsp.out, sizeof(r));
 	for (i = 0; i < 4096; i++)
 		bad += chan.arena[1000 + i] != 0xa5;
-	result(rsp.status == 0 && r.checksum == want && r.bytes == 4096 &&
-	       !bad && chan.arena[999] == 0 && chan.arena[5096] == 0,
-	       "echo checksum and fill", "status %d sum %llx want %llx "
-	       "bytes %llu, %u bytes not filled", rsp.status,
-	       (unsigned long long)r.checksum, (unsigned long long)want,
-	       (unsigned long long)r.bytes, bad);
+	CHECK_MSG(rsp.status == 0 && r.checksum == want && r.bytes == 4096 &&
+		  !bad && chan.arena[999] == 0 && chan.arena[5096] == 0,
+		  "echo checksum and fill", "status %d sum %llx want %llx "
+		  "bytes %llu, %u bytes not filled", rsp.status,
+		  (unsigned long long)r.checksum, (unsigned long long)want,
+		  (unsigned long long)r.bytes, bad);
 	e.seed = 0;
 	e.fill = 0;
 	REQ(&req, XCUDA_OP_ECHO, e);
@@ -176,17 +148,17 @@ static void test_echo(void)
 	call(&req, &rsp);
 	memcpy(&r, rsp.out, sizeof(r));
 	memset(chan.arena + 1000, 0xa5, 4096);
-	result(rsp.status == 0 &&
-	       r.checksum == xcuda_fnv1a64(0, chan.arena + 1000, 4096),
-	       "echo unseeded, no fill", "sum %llx",
-	       (unsigned long long)r.checksum);
+	CHECK_MSG(rsp.status == 0 &&
+		  r.checksum == xcuda_fnv1a64(0, chan.arena + 1000, 4096),
+		  "echo unseeded, no fill", "sum %llx",
+		  (unsigned long long)r.checksum);
 	memset(chan.arena, 0, ARENA);
 }
 
 static void test_memory(void)
 {
 	struct xcuda_memcpy_args m = { 0 };
-	struct xcuda_memcpy2d_args m2 = { 0 };
+	struct xcuda_memcpy_2d_args m2 = { 0 };
 	struct xcuda_memset_args ms = { 0 };
 	struct xcuda_request req;
 
@@ -287,12 +259,11 @@ static void test_memory(void)
 
 static void test_handles(void)
 {
-	struct xcuda_handle_args h = { 0, 0 };
-	struct xcuda_stream_wait_args w = { 0, 16, 0, 0 };
-	struct xcuda_event_record_args er = { 20, 0 };
-	struct xcuda_elapsed_args el = { 16, 17 };
-	struct xcuda_func_attr_args fa = { 33, 0, 0, 0 };
-	struct xcuda_occupancy_args oc = { 33, 128, 0, 0, 0 };
+	struct xcuda_stream_wait_event_args w = { .stream = 0, .event = 16 };
+	struct xcuda_event_record_args er = { .event = 20, .stream = 0 };
+	struct xcuda_event_elapsed_time_args el = { .start = 16, .end = 17 };
+	struct xcuda_func_set_attribute_args fa = { .func = 33 };
+	struct xcuda_occupancy_args oc = { .func = 33, .blockSize = 128 };
 	struct xcuda_request req;
 	static const struct {
 		const char *name;
@@ -315,7 +286,21 @@ static void test_handles(void)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		h.handle = ops[i].handle;
+		/*
+		 * Every one of these takes its handle as the first u32 of
+		 * an 8-byte args struct (stream, event, module or func).
+		 */
+		uint32_t h[2] = { ops[i].handle, 0 };
+
+		_Static_assert(sizeof(h) ==
+			       sizeof(struct xcuda_stream_destroy_args) &&
+			       sizeof(h) ==
+			       sizeof(struct xcuda_event_query_args) &&
+			       sizeof(h) ==
+			       sizeof(struct xcuda_module_unload_args) &&
+			       sizeof(h) ==
+			       sizeof(struct xcuda_func_get_attributes_args),
+			       "handle args");
 		REQ(&req, ops[i].op, h);
 		if (ops[i].op == XCUDA_OP_FUNC_GET_ATTRIBUTES)
 			req.hdr.data_len = sizeof(struct cudaFuncAttributes);
@@ -341,7 +326,9 @@ static void test_handles(void)
 static void module_piece(const char *name, uint64_t total, uint64_t off,
 			 uint64_t hash, uint32_t flags, uint32_t len, int want)
 {
-	struct xcuda_module_args a = { total, off, hash, flags, 0 };
+	struct xcuda_module_data_args a = {
+		.total = total, .offset = off, .hash = hash, .flags = flags
+	};
 	struct xcuda_request req;
 
 	REQ(&req, XCUDA_OP_MODULE_DATA, a);
@@ -353,7 +340,7 @@ static void module_piece(const char *name, uint64_t total, uint64_t off,
 static void test_modules(void)
 {
 	const uint64_t bad = cudaErrorInvalidValue;
-	struct xcuda_module_args a = { 0 };
+	struct xcuda_module_data_args a = { 0 };
 	struct xcuda_response rsp;
 	struct xcuda_request req;
 	uint64_t hash;
@@ -376,14 +363,15 @@ static void test_modules(void)
 
 	module_piece("module first piece", 300, 0, hash, XCUDA_MOD_FIRST,
 		     100, 0);
-	a = (struct xcuda_module_args){ 300, 0, hash, XCUDA_MOD_FIRST, 0 };
+	a = (struct xcuda_module_data_args){ 300, 0, hash, XCUDA_MOD_FIRST,
+					     0 };
 	REQ(&req, XCUDA_OP_MODULE_DATA, a);
 	req.hdr.data_off = 8192;
 	req.hdr.data_len = 100;
 	call(&req, &rsp);
 	memcpy(&h, rsp.out, sizeof(h));
-	result(!rsp.status && !h, "module restart answers handle 0",
-	       "status %d handle %u", rsp.status, h);
+	CHECK_MSG(!rsp.status && !h, "module restart answers handle 0",
+		  "status %d handle %u", rsp.status, h);
 	module_piece("module piece with a gap", 300, 150, hash, 0, 50, bad);
 	module_piece("module piece after the upload was dropped", 300, 100,
 		     hash, 0, 50, bad);
@@ -408,22 +396,23 @@ static void test_modules(void)
 	 * takes it for PTX text; the worker's NUL guard keeps CUDA inside
 	 * the image (AddressSanitizer would see it read on).
 	 */
-	a = (struct xcuda_module_args){ 300, 0, hash,
-					XCUDA_MOD_FIRST | XCUDA_MOD_LAST, 0 };
+	a = (struct xcuda_module_data_args){ 300, 0, hash,
+					     XCUDA_MOD_FIRST | XCUDA_MOD_LAST,
+					     0 };
 	REQ(&req, XCUDA_OP_MODULE_DATA, a);
 	req.hdr.data_off = 8192;
 	req.hdr.data_len = 300;
 	call(&req, &rsp);
 	memcpy(&h, rsp.out, sizeof(h));
-	result(rsp.status ? rsp.status != cudaErrorInvalidValue && !h :
-			    h >= XCUDA_HANDLE_FIRST,
-	       "module garbage image goes to CUDA", "status %d handle %u",
-	       rsp.status, h);
+	CHECK_MSG(rsp.status ? rsp.status != cudaErrorInvalidValue && !h :
+			       h >= XCUDA_HANDLE_FIRST,
+		  "module garbage image goes to CUDA", "status %d handle %u",
+		  rsp.status, h);
 }
 
 static void test_symbols(void)
 {
-	struct xcuda_symbol_args s = { 0xffff, 0 };
+	struct xcuda_func_get_args s = { .module = 0xffff };
 	struct xcuda_launch_args l;
 	struct xcuda_request req;
 
@@ -474,7 +463,7 @@ static void test_symbols(void)
 
 static void test_device(void)
 {
-	struct xcuda_dev_args d = { 0, 0 };
+	struct xcuda_get_device_properties_args d = { .device = 0 };
 	struct xcuda_request req;
 	struct xcuda_response rsp;
 
@@ -486,9 +475,9 @@ static void test_device(void)
 	req_init(&req, XCUDA_OP_DEVICE_SYNCHRONIZE, NULL, 0);
 	req.hdr.device = 999;
 	call(&req, &rsp);
-	result(rsp.status != 0 && sess.device == 0,
-	       "device switch failure is the answer", "status %d device %d",
-	       rsp.status, sess.device);
+	CHECK_MSG(rsp.status != 0 && sess.device == 0,
+		  "device switch failure is the answer", "status %d device %d",
+		  rsp.status, sess.device);
 }
 
 static void test_close(void)
@@ -500,12 +489,12 @@ static void test_close(void)
 	req_init(&req, XCUDA_OP_CLOSE, NULL, 0);
 	req.hdr.flags = XCUDA_RF_POSTED;
 	end = xd_handle(&sess, &req, &rsp);
-	result(!end && rsp.status == cudaErrorInvalidValue,
-	       "posted CLOSE refused", "end %d status %d", end, rsp.status);
+	CHECK_MSG(!end && rsp.status == cudaErrorInvalidValue,
+		  "posted CLOSE refused", "end %d status %d", end, rsp.status);
 	req.hdr.flags = 0;
 	end = xd_handle(&sess, &req, &rsp);
-	result(end && rsp.status == 0, "close ends the session",
-	       "end %d status %d", end, rsp.status);
+	CHECK_MSG(end && rsp.status == 0, "close ends the session",
+		  "end %d status %d", end, rsp.status);
 }
 
 int main(void)
@@ -516,10 +505,8 @@ int main(void)
 	chan.arena = calloc(1, ARENA);
 	chan.arena_size = ARENA;
 	chan.session = SESSION;
-	if (!chan.arena || xd_session_init(&sess, &chan)) {
-		printf("FAIL setup: out of memory\n0 passed, 1 failed\n");
-		return 1;
-	}
+	REQUIRE_MSG(chan.arena && !xd_session_init(&sess, &chan), "setup",
+		    "out of memory");
 	test_open();
 	test_echo();
 	test_memory();
@@ -530,6 +517,5 @@ int main(void)
 	test_close();
 	xd_session_fini(&sess);
 	free(chan.arena);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }

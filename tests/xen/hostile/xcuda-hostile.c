@@ -15,8 +15,10 @@
 #define pr_fmt(fmt) "xcuda-hostile: " fmt
 
 #include <linux/delay.h>
+#include <linux/err.h>
 #include <linux/interrupt.h>
 #include <linux/kernel.h>
+#include <linux/limits.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
@@ -43,10 +45,17 @@ MODULE_PARM_DESC(cases, "comma-separated cases to run (default: all)");
 #define XH_CLOSE_MS	10000
 #define XH_FLOOD	100000
 #define XH_ARENA	SZ_1M
-/* Status values of xcuda-back's own answers. */
-#define XH_INVALID	1	/* cudaErrorInvalidValue */
-#define XH_GONE		46	/* cudaErrorDevicesUnavailable */
-#define XH_ANY_ERROR	(-1)
+/* xcuda-back answers by itself with a negative errno. */
+#define XH_INVALID	(-EINVAL)
+#define XH_GONE		(-ESHUTDOWN)	/* with XCUDA_RSPF_GONE */
+#define XH_ANY_ERROR	INT_MIN
+/*
+ * Two commands of the wire protocol (spec/xcuda.calls, spec/cudart.calls),
+ * by number: their layouts are generated for user space only.
+ */
+#define XH_OP_ECHO		3	/* ECHO */
+#define XH_ECHO_ARGS_LEN	16	/* seed, fill, pattern, rsvd: u32 */
+#define XH_OP_GET_DEVICE_COUNT	16	/* GET_DEVICE_COUNT */
 
 static struct {
 	struct mutex lock;		/* the ring, against teardown */
@@ -126,7 +135,7 @@ static int xh_call(struct xcuda_request *req, struct xcuda_response *rsp,
 		   unsigned int ms)
 {
 	unsigned long deadline = jiffies + msecs_to_jiffies(ms);
-	int notify, err = -ETIMEDOUT;
+	int notify, more, err = -ETIMEDOUT;
 	RING_IDX rp;
 	u64 id;
 
@@ -151,7 +160,7 @@ static int xh_call(struct xcuda_request *req, struct xcuda_response *rsp,
 	for (;;) {
 		rp = READ_ONCE(xh.sring->rsp_prod);
 		virt_rmb();	/* responses are read after rsp_prod */
-		if (rp - xh.ring.rsp_cons > RING_SIZE(&xh.ring)) {
+		if (RING_RESPONSE_PROD_OVERFLOW(&xh.ring, rp)) {
 			err = -EPROTO;
 			goto out;
 		}
@@ -165,9 +174,8 @@ static int xh_call(struct xcuda_request *req, struct xcuda_response *rsp,
 			pr_info("note: late answer id %llu op %#x status %d\n",
 				rsp->id, rsp->op, rsp->status);
 		}
-		xh.sring->rsp_event = xh.ring.rsp_cons + 1;
-		virt_mb();	/* rsp_event is set before rsp_prod is reread */
-		if (READ_ONCE(xh.sring->rsp_prod) != xh.ring.rsp_cons)
+		RING_FINAL_CHECK_FOR_RESPONSES(&xh.ring, more);
+		if (more)
 			continue;
 		if (time_after_eq(jiffies, deadline))
 			break;
@@ -185,7 +193,8 @@ out:
 
 /*
  * Posts @req and checks the answer: @status exactly, or any error for
- * XH_ANY_ERROR; every bit of @flags set; the backend still Connected.
+ * XH_ANY_ERROR (a negative errno: the backend answers it by itself, never
+ * a worker); every bit of @flags set; the backend still Connected.
  */
 static void xh_expect(const char *name, struct xcuda_request *req,
 		      int status, u16 flags)
@@ -200,10 +209,12 @@ static void xh_expect(const char *name, struct xcuda_request *req,
 		return;
 	}
 	st = xh_backend_state();
-	if (status == XH_ANY_ERROR ? !rsp.status : rsp.status != status)
-		xh_fail(name, "status %d, expected %s%d", rsp.status,
-			status == XH_ANY_ERROR ? "not " : "",
-			status == XH_ANY_ERROR ? 0 : status);
+	if (status == XH_ANY_ERROR &&
+	    (rsp.status >= 0 || rsp.status <= -MAX_ERRNO))
+		xh_fail(name, "status %d, expected a negative errno",
+			rsp.status);
+	else if (status != XH_ANY_ERROR && rsp.status != status)
+		xh_fail(name, "status %d, expected %d", rsp.status, status);
 	else if ((rsp.flags & flags) != flags)
 		xh_fail(name, "flags %#x lack %#x", rsp.flags, flags);
 	else if (st != XenbusStateConnected)
@@ -252,9 +263,9 @@ static bool xh_session_request(const char *name, struct xcuda_request *req)
 		return false;
 	}
 	memset(req, 0, sizeof(*req));
-	req->hdr.op = XCUDA_OP_ECHO;
+	req->hdr.op = XH_OP_ECHO;
 	req->hdr.session = xh.session;
-	req->hdr.len = sizeof(struct xcuda_echo_args);
+	req->hdr.len = XH_ECHO_ARGS_LEN;
 	return true;
 }
 
@@ -274,7 +285,7 @@ static void xh_unknown_op(const char *name)
 static void xh_foreign(const char *name)
 {
 	struct xcuda_request req = {
-		.hdr.op = XCUDA_OP_GET_DEVICE_COUNT,
+		.hdr.op = XH_OP_GET_DEVICE_COUNT,
 		.hdr.session = xh_foreign_session(),
 	};
 
@@ -307,10 +318,14 @@ static void xh_new_huge(const char *name)
 		xh_fail(name, "no answer (%d)", err);
 		return;
 	}
-	if (rsp.status) {
-		/* Refused (EHOSTDOWN without xcudad): fine. */
+	if (rsp.status < 0 && rsp.status > -MAX_ERRNO) {
+		/* Refused (-EHOSTDOWN without xcudad): fine. */
 		pr_info("note: %s refused with %d\n", name, rsp.status);
 		xh_pass(name);
+		return;
+	}
+	if (rsp.status) {
+		xh_fail(name, "status %d is not a negative errno", rsp.status);
 		return;
 	}
 	memcpy(&res, rsp.out, sizeof(res));
@@ -338,8 +353,8 @@ static void xh_valid_session(const char *name)
 		xh_fail(name, "no answer (%d)", err);
 		return;
 	}
-	if (rsp.status == EHOSTDOWN) {
-		xh_skip(name, "no xcudad in Dom0 (EHOSTDOWN)");
+	if (rsp.status == -EHOSTDOWN) {
+		xh_skip(name, "no xcudad in Dom0 (-EHOSTDOWN)");
 		return;
 	}
 	memcpy(&res, rsp.out, sizeof(res));
@@ -430,7 +445,7 @@ static void xh_end_foreign(const char *name)
 		.hdr.session = xh_foreign_session(),
 	};
 
-	xh_expect(name, &req, ENOENT, 0);
+	xh_expect(name, &req, -ENOENT, 0);
 }
 
 static void xh_flood(const char *name)
@@ -454,7 +469,7 @@ static void xh_flood(const char *name)
 	}
 	mutex_unlock(&xh.lock);
 	/* The backend must still answer, and stay Connected. */
-	xh_expect(name, &req, ENOENT, 0);
+	xh_expect(name, &req, -ENOENT, 0);
 }
 
 /* Last: claims more requests than the ring holds. */
@@ -720,8 +735,8 @@ static int __init xh_init(void)
 	if (!xen_domain())
 		return -ENODEV;
 	INIT_WORK(&xh.work, xh_script);
-	/* No owner, so that rmmod unbinds the device (as in xcuda-front). */
-	return __xenbus_register_frontend(&xh_driver, NULL, KBUILD_MODNAME);
+	/* Owned: the rig unbinds the device before rmmod (rig-rmmod.sh). */
+	return xenbus_register_frontend(&xh_driver);
 }
 
 static void __exit xh_exit(void)

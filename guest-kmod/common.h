@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xcuda-front: what the parts of the module share.
+ * xcuda-front: what the parts of the module share (the module's private
+ * header).
  *
  * xenbus.c  the xenbus frontend: ring, event channel, xenstore states
  * ring.c    requests onto the shared ring, responses off it
@@ -11,8 +12,8 @@
  * the global struct xcf_conn; the xenbus side changes it under ->mutex,
  * everything the interrupt handler touches is under ->lock.
  */
-#ifndef XCUDA_FRONT_H
-#define XCUDA_FRONT_H
+#ifndef XCUDA_FRONT_COMMON_H
+#define XCUDA_FRONT_COMMON_H
 
 #include <linux/bits.h>
 #include <linux/irqreturn.h>
@@ -162,8 +163,8 @@ irqreturn_t xcf_interrupt(int irq, void *dev_id);
 extern struct miscdevice xcf_misc;
 
 /* arena.c */
-int xcf_arena_fetch(struct xcf_session *s, u32 dir_ref, u32 nr_pages);
+grant_ref_t *xcf_arena_fetch(domid_t domid, u32 dir_ref, u32 nr_pages);
 int xcf_mmap(struct file *file, struct vm_area_struct *vma);
 void xcf_arena_release(struct xcf_session *s);
 
-#endif /* XCUDA_FRONT_H */
+#endif /* XCUDA_FRONT_COMMON_H */

@@ -3,8 +3,8 @@
  * xcuda-back: private declarations shared by the module's files.  The
  * lifetimes and the lock order are described at the top of main.c.
  */
-#ifndef XCUDA_BACK_H
-#define XCUDA_BACK_H
+#ifndef XCUDA_BACK_COMMON_H
+#define XCUDA_BACK_COMMON_H
 
 #include <linux/irqreturn.h>
 #include <linux/kref.h>
@@ -24,12 +24,7 @@
 /* Opcodes from here on belong to the transport, never to a worker. */
 #define XCB_OP_TRANSPORT	0xff00
 
-/* cudaError_t values the backend answers with itself. */
-#define XCB_ERR_INVALID		1	/* cudaErrorInvalidValue */
-#define XCB_ERR_NOMEM		2	/* cudaErrorMemoryAllocation */
-#define XCB_ERR_GONE		46	/* cudaErrorDevicesUnavailable */
-
-/* A SESSION_NEW not completed by then is answered ETIMEDOUT. */
+/* A SESSION_NEW not completed by then is answered -ETIMEDOUT. */
 #define XCB_SESSION_TIMEOUT	(30 * HZ)
 
 /* Session ids: slot | generation << XCB_SLOT_BITS, never 0. */
@@ -181,7 +176,7 @@ void xcb_session_end_req(struct xcb_dev *dev,
 void xcb_session_submit(struct xcb_dev *dev, const struct xcuda_request *req);
 void xcb_dev_end_sessions(struct xcb_dev *dev);
 int xcb_session_attach(struct xcb_file *f, u64 token);
-int xcb_session_refuse(u64 token, u32 err);
+int xcb_session_refuse(u64 token, int err);
 int xcb_session_arena(struct xcb_session *s, u64 addr, u64 size);
 ssize_t xcb_session_read(struct xcb_session *s, char __user *buf,
 			 size_t count, bool nonblock);
@@ -193,8 +188,7 @@ void xcb_session_release(struct xcb_session *s);
 void xcb_ctl_cancel_new(void);
 
 /* arena.c */
-struct xcb_arena *xcb_arena_grant(domid_t domid, u64 addr, u64 size,
-				  int *errp);
+struct xcb_arena *xcb_arena_grant(domid_t domid, u64 addr, u64 size);
 void xcb_arena_free(struct xcb_arena *a);
 
 /* chardev.c */
@@ -203,4 +197,4 @@ void xcb_chardev_unregister(void);
 void xcb_ctl_queue(struct xcb_event *e);
 void xcb_ctl_unqueue(struct xcb_event *e);
 
-#endif /* XCUDA_BACK_H */
+#endif /* XCUDA_BACK_COMMON_H */

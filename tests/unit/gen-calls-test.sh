@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Tests of the call description and its generator (tools/gen-calls.py):
+# typed handlers and requests that do not match their command do not
+# compile, malformed descriptions are refused with a reason, and the
+# stamp spares libclang a second run.
+#
+#   tests/unit/gen-calls-test.sh BUILD
+set -uo pipefail
+
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+PYTHON=${PYTHON:-/usr/bin/python3}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+CC=${CC:-cc}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+ok() { echo "PASS $1"; pass=$((pass + 1)); }
+ko() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
+
+cflags=(-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -Iinclude
+	-I"$B/gen/include" -I"$CUDA_HOME/include" -fsyntax-only)
+
+# $1 name, $2 expect (ok|fail), $3 pattern the error must show, $4 source,
+# $5 include dir of the source's kind.
+compiles() {
+	local name=$1 expect=$2 pat=$3 src=$4 dir=$5 out rc
+	printf '%s\n' "$src" >"$tmp/$name.c"
+	out=$("$CC" "${cflags[@]}" -I"$dir" -c "$tmp/$name.c" 2>&1)
+	rc=$?
+	if [ "$expect" = ok ]; then
+		if [ $rc -eq 0 ]; then ok "$name"; else ko "$name" "$out"; fi
+	elif [ $rc -ne 0 ] && grep -q -- "$pat" <<<"$out"; then
+		ok "$name"
+	else
+		ko "$name" "expected an error matching '$pat', got rc $rc: $out"
+	fi
+}
+
+# A worker handler must take its own command's structures.
+handler='#include "ops.h"
+int xd_op_malloc(struct xd_session *s, const struct xcuda_%s_args *a,
+		 struct xcuda_malloc_res *r, struct xd_call *call)
+{
+	(void)s; (void)a; (void)r; (void)call;
+	return 0;
+}'
+# shellcheck disable=SC2059
+compiles handler-right-struct ok '' "$(printf "$handler" malloc)" dom0-daemon
+# shellcheck disable=SC2059
+compiles handler-wrong-struct fail 'conflicting types' \
+	"$(printf "$handler" free)" dom0-daemon
+
+# A guest round trip must be given its own command's structures.
+guest='#include "guest.h"
+cudaError_t t(void);
+cudaError_t t(void)
+{
+	struct xcuda_%s_args a = { 0 };
+	struct xcuda_malloc_res r;
+
+	return xc_call_malloc(&a, &r);
+}'
+# shellcheck disable=SC2059
+compiles guest-right-struct ok '' "$(printf "$guest" malloc)" guest-lib
+# shellcheck disable=SC2059
+compiles guest-wrong-struct fail 'incompatible pointer type' \
+	"$(printf "$guest" free)" guest-lib
+
+# Malformed descriptions: each is refused, and says why.
+refuses() {
+	local name=$1 pat=$2 out
+	printf '%s\n' "$3" >"$tmp/$name.calls"
+	out=$("$PYTHON" tools/gen-calls.py code --out "$tmp/out-$name" \
+		--cuda-include "$CUDA_HOME/include" "$tmp/$name.calls" 2>&1)
+	if [ $? -ne 0 ] && grep -q -- "$pat" <<<"$out"; then
+		ok "spec-$name"
+	else
+		ko "spec-$name" "expected a refusal matching '$pat': $out"
+	fi
+}
+refuses dup-opcode 'opcode 5 is already A' 'call A 5
+	impl hand
+	| a
+call B 5
+	impl hand
+	| b'
+refuses transport-range 'outside 1..0xfeff' 'call A 65281
+	impl hand
+	| a'
+refuses no-doc 'has no documentation' 'call A 5
+	impl hand'
+refuses unknown-key 'unknown key "colour"' 'call A 5
+	colour red
+	| a'
+refuses unannotated-pointer 'is a pointer: annotate it' 'header cuda_runtime_api.h
+call A 5
+	entry cudaDeviceGetLimit
+	| a'
+refuses bad-annotation 'unknown annotation "sideways"' 'header cuda_runtime_api.h
+call A 5
+	entry cudaDeviceGetLimit
+	param pValue sideways
+	| a'
+refuses no-such-param 'has no parameter bogus' 'header cuda_runtime_api.h
+call A 5
+	entry cudaDeviceGetLimit
+	param pValue out
+	param bogus out
+	| a'
+refuses unaligned 'is not aligned' 'call A 5
+	impl hand
+	args a:u32 b:u64 c:u32
+	| a'
+refuses too-big 'more than the 224' 'call A 5
+	impl hand
+	args a:u64[29]
+	| a'
+refuses postable-result 'a postable call has no results' 'header cuda_runtime_api.h
+call A 5
+	flags postable
+	entry cudaDeviceGetLimit
+	param pValue out
+	| a'
+refuses variant-prototype "does not share" 'header cuda_runtime_api.h
+call A 5
+	entry cudaDeviceGetLimit cudaDeviceSetLimit
+	param pValue out
+	| a'
+
+# The stamp: a second run with the same inputs writes nothing.
+spec=(spec/xcuda.calls spec/cudart.calls)
+"$PYTHON" tools/gen-calls.py code --out "$tmp/gen" \
+	--cuda-include "$CUDA_HOME/include" "${spec[@]}" >/dev/null 2>&1
+before=$(stat -c %Y.%N "$tmp/gen/guest-lib/entries.c" 2>/dev/null)
+sleep 1
+if PYTHONPATH=/nonexistent "$PYTHON" -S tools/gen-calls.py code \
+	--out "$tmp/gen" "${spec[@]}" 2>/dev/null &&
+	[ "$before" = "$(stat -c %Y.%N "$tmp/gen/guest-lib/entries.c")" ]; then
+	ok "stamp-skips-libclang"
+else
+	ko "stamp-skips-libclang" "the second run did work or needed libclang"
+fi
+# ... and what it generated is what the build compiled.
+if diff -r -x stamp "$tmp/gen" "$B/gen" -x docs -x '*.o' -x '*.d' >/dev/null; then
+	ok "generated-matches-build"
+else
+	ko "generated-matches-build" "$B/gen differs from a fresh generation"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -249,15 +249,19 @@ static void case_wait_spin(void)
 	/* Mid-stream: the front last slept long ago, its event is stale. */
 	pair_open(&p, 100, 90);
 	a = (struct late){ .p = &p, .delay_ms = 2 };
-	sw = blocked();
 	pthread_create(&th, NULL, late_answer, &a);
+	sw = blocked();
 	r = consume(&p, 5000000000u, -1, &v);
 	sw = blocked() - sw;
 	pthread_join(th, NULL);
 	CHECK(r == 1 && v == 42, "spin: got the answer");
 	CHECK(!a.notified && !readable(p.front.bell), "spin: no bell rung");
 	CHECK(p.ring.rsp_event == 90, "spin: never asked to be woken");
+#ifndef __SANITIZE_THREAD__	/* its runtime takes locks of its own */
 	CHECK(sw == 0, "spin: never blocked in the kernel");
+#else
+	(void)sw;
+#endif
 	CHECK(p.takes == 2, "spin: one look before, one after");
 	pair_close(&p);
 }
@@ -302,12 +306,12 @@ static void case_wait_timeout(void)
 	uint32_t v;
 	int r;
 
-	pair_open(&p, 0, 1);
+	pair_open(&p, 3, 1);
 	t0 = xr_now_ns();
 	r = consume(&p, 1000000, 50, &v);
 	CHECK(r == 0 && ms_since(t0) >= 50.0 && ms_since(t0) < 5000.0,
 	      "timeout: 0 after the timeout");
-	CHECK(p.ring.rsp_event == 1, "timeout: asked to be woken");
+	CHECK(p.ring.rsp_event == 4, "timeout: asked to be woken");
 
 	/* Timeout 0 does not spin, however long the spin asked. */
 	t0 = xr_now_ns();
@@ -342,7 +346,7 @@ static void case_wait_peer(void)
 
 	/* The socket carries nothing after the handshake. */
 	pair_open(&p, 0, 1);
-	r = (int)write(p.back.sock, "x", 1);
+	CHECK(write(p.back.sock, "x", 1) == 1, "peer writes on the socket");
 	r = consume(&p, 0, 5000, &v);
 	CHECK(r == -EPROTO && p.front.broken, "data on the socket: -EPROTO");
 	pair_close(&p);
@@ -375,7 +379,7 @@ static void case_bell(void)
 	CHECK(!readable(efd), "drain: one read empties it");
 	xr_bell_drain(efd);
 	CHECK(!readable(efd), "drain: empty bell, no block");
-	CHECK(write(efd, &full, sizeof(full)) == sizeof(full) &&
+	CHECK(write(efd, &full, sizeof(full)) == (ssize_t)sizeof(full) &&
 	      xr_bell_ring(efd) == 0, "bell: full counter is no error");
 	xr_bell_drain(efd);
 	CHECK(!readable(efd), "drain: full counter emptied");
@@ -440,6 +444,7 @@ static void case_spin_env(void)
 	unsigned long long v = 3;
 	uint64_t ns, def;
 	unsigned int i;
+	char name[64];
 	int many;
 
 	many = !sched_getaffinity(0, sizeof(old), &old) &&
@@ -455,8 +460,9 @@ static void case_spin_env(void)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		setenv(XR_SPIN_ENV, bad[i], 1);
 		ns = 1;
-		CHECKF(xr_spin_env(20, &ns) == -EINVAL && ns == def,
-		       "spin env: \"%s\" refused, default kept", bad[i]);
+		snprintf(name, sizeof(name), "spin env: \"%s\" refused",
+			 bad[i]);
+		CHECK(xr_spin_env(20, &ns) == -EINVAL && ns == def, name);
 	}
 	/* One CPU: the default is no spin; a set value is still obeyed. */
 	if (many) {

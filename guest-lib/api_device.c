@@ -181,5 +181,6 @@ cudaError_t cudaDeviceReset(void)
 	/* The reset freed every device allocation of the process. */
 	xc_range_drop_kind(XC_R_DEVICE);
 	xc_reg_device_reset();
+	xc_pt_streams_reset(xc_cur_device());
 	return cudaSuccess;
 }

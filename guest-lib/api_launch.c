@@ -373,7 +373,7 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr,
 	struct xc_func *f = xc_func_lookup(func);
 	cudaError_t err;
 
-	err = xc_func_handle(func, &a.func);
+	err = xc_func_handle(func, &a.func, cudaErrorInvalidDeviceFunction);
 	if (err)
 		return xc_ret(err);
 	a.attr = attr;
@@ -384,13 +384,16 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr,
 	return err;
 }
 
-cudaError_t xc_func_handle(const void *func, uint32_t *h)
+cudaError_t xc_func_handle(const void *func, uint32_t *h,
+			   cudaError_t unknown)
 {
 	struct xc_session *s;
 	struct xc_func *f;
 	cudaError_t err;
 
 	err = xc_func_locked(func, &s, &f);
+	if (err == cudaErrorInvalidDeviceFunction && func)
+		return unknown;
 	if (err)
 		return err;
 	*h = f->handle;

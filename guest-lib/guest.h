@@ -97,7 +97,12 @@ cudaError_t xc_forward(uint16_t op, const void *args, size_t args_len,
 cudaError_t xc_post(uint16_t op, const void *args, size_t args_len);
 
 /* A buffer that travels through the arena with a generated call. */
-enum { XC_XFER_IN = 1, XC_XFER_OUT = 2, XC_XFER_INOUT = 3 };
+enum {
+	XC_XFER_IN = 1,
+	XC_XFER_OUT = 2,
+	XC_XFER_INOUT = 3,
+	XC_XFER_KEEP = 4,	/* copied back even when CUDA fails */
+};
 
 struct xc_xfer {
 	void *ptr;		/* the caller's buffer; NULL travels as NULL */
@@ -198,8 +203,15 @@ int xc_cfg_pop(struct xc_launch_cfg *cfg);
 /* A guest cudaStream_t/cudaEvent_t is the wire handle as a pointer. */
 int xc_stream_handle(cudaStream_t s, int per_thread, uint32_t *h);
 int xc_event_handle(cudaEvent_t e, uint32_t *h);
-/* The worker's handle of the kernel @func, resolving it if needed. */
-cudaError_t xc_func_handle(const void *func, uint32_t *h);
+/* A device reset destroyed the per-thread streams made for threads. */
+void xc_pt_streams_reset(int dev);
+/*
+ * The worker's handle of the kernel @func, resolving it if needed; a
+ * pointer that is no kernel answers @unknown (CUDA's answer differs from
+ * call to call), NULL cudaErrorInvalidDeviceFunction.
+ */
+cudaError_t xc_func_handle(const void *func, uint32_t *h,
+			   cudaError_t unknown);
 
 /* ---- device properties cache (api_device.c) ---- */
 

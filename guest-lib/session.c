@@ -491,8 +491,10 @@ cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 	xc_req_init(&req, op, (uint16_t)args_len);
 	memcpy(req.args, args, args_len);
 	err = xc_call_locked(s, &req, res, res_len);
-	for (i = 0; !err && i < n; i++)
-		if (off[i] != UINT64_MAX && (x[i].dir & XC_XFER_OUT))
+	/* Outputs are the worker's only if it answered. */
+	for (i = 0; !s->dead && i < n; i++)
+		if (off[i] != UINT64_MAX && (x[i].dir & XC_XFER_OUT) &&
+		    (!err || (x[i].dir & XC_XFER_KEEP)))
 			memcpy(x[i].ptr, xc_arena_ptr(s, off[i]), x[i].len);
 out:
 	for (i = 0; i < staged; i++)

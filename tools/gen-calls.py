@@ -107,6 +107,8 @@ class Param:
         self.kind = None            # resolved by Call.resolve()
         self.dir = 'in'
         self.nullable = False
+        # What a func parameter that names no kernel answers.
+        self.unknown = 'cudaErrorInvalidDeviceFunction'
 
 
 class Call:
@@ -409,7 +411,10 @@ def classify(call, p):
     for w in words:
         m = re.fullmatch(r'buf\(([A-Za-z_][A-Za-z0-9_]*)\)', w)
         mm = re.fullmatch(r'max=(\d+)', w)
-        if m:
+        mu = re.fullmatch(r'unknown=(cudaError\w+)', w)
+        if mu:
+            p.unknown = mu.group(1)
+        elif m:
             p.buf_len = m.group(1)
         elif mm:
             p.max = int(mm.group(1))
@@ -435,6 +440,8 @@ def classify(call, p):
     if 'func' in p.words:
         p.kind = 'func'
         return
+    if p.unknown != 'cudaErrorInvalidDeviceFunction':
+        fail('%s: unknown= applies to func parameters' % where)
     if 'devptr' in p.words:
         p.kind = 'devptr'
         return
@@ -747,7 +754,8 @@ def guest_body(c):
             b += ['\tif (xc_event_handle(%s, &a.%s))' % (p.name, f),
                   '\t\treturn xc_ret(cudaErrorInvalidResourceHandle);']
         elif p.kind == 'func':
-            b += ['\terr = xc_func_handle(%s, &a.%s);' % (p.name, f),
+            b += ['\terr = xc_func_handle(%s, &a.%s, %s);' %
+                  (p.name, f, p.unknown),
                   '\tif (err)', '\t\treturn xc_ret(err);']
         elif p.kind == 'inline' and p.dir == 'in':
             b.append('\tmemcpy(&a.%s, %s, sizeof(a.%s));' % (f, p.name, f))
@@ -758,7 +766,8 @@ def guest_body(c):
         elif p.kind == 'buf':
             ln = 'xc_bufsize(%s, %s, %d)' % (p.name, p.buf_len, p.max)
             # Out buffers travel both ways: bytes CUDA leaves alone stay.
-            d = 'XC_XFER_IN' if p.dir == 'in' else 'XC_XFER_INOUT'
+            d = 'XC_XFER_IN' if p.dir == 'in' else \
+                'XC_XFER_INOUT | XC_XFER_KEEP'
         else:
             ln = 'sizeof(*%s)' % p.name
             d = {'in': 'XC_XFER_IN', 'out': 'XC_XFER_OUT',
@@ -940,7 +949,12 @@ def worker_body(c):
     b.append('\terr = %s(%s);' % (c.entries[0], ', '.join(cargs)))
     outs = [p for p in c.params if p.kind == 'inline' and p.dir == 'out']
     arena_out = [p for p in c.params
-                 if p.kind in ('buf', 'object') and p.dir != 'in']
+                 if p.kind == 'object' and p.dir != 'in']
+    # CUDA may fill a byte buffer even when it fails (a truncated
+    # string): the guest gets what it wrote, as natively.
+    for p in c.params:
+        if p.kind == 'buf' and p.dir != 'in':
+            b.append('\txd_arena_put(s, &a->%s, %s);' % (p.name, p.name))
     if outs or arena_out:
         b += ['\tif (err)', '\t\tgoto out;']
     for p in outs:

@@ -43,7 +43,11 @@ for _ in $(seq 100); do [ -S "$tmp/s.sock" ] && break; sleep 0.05; done
 set +e
 env -u LD_LIBRARY_PATH "$BIN" "$@" >"$RES/native.csv" 2>"$RES/native.err"
 nrc=$?
-env LD_LIBRARY_PATH="$B/lib" XCUDA_SOCKET="$tmp/s.sock" "$BIN" "$@" \
+# Through xcuda the program sees the host as a guest does, where it can.
+guest=()
+"$HERE/../cuda/as-guest.sh" --check && guest=("$HERE/../cuda/as-guest.sh")
+env LD_LIBRARY_PATH="$B/lib" XCUDA_SOCKET="$tmp/s.sock" \
+	${guest[@]+"${guest[@]}"} "$BIN" "$@" \
 	>"$RES/xcuda.csv" 2>"$RES/xcuda.err"
 xrc=$?
 set -e

@@ -68,6 +68,19 @@ if [ "$mode" = gpu ]; then
 	fi
 fi
 
+# On a GPU host the xcuda runs see the host as a DomU does: no device
+# nodes, no driver libraries (as-guest.sh); the daemon runs outside.
+GUEST=()
+if [ "$mode" = gpu ]; then
+	if "$HERE/as-guest.sh" --check; then
+		GUEST=("$HERE/as-guest.sh")
+		echo "xcuda runs: as a guest (no /dev/nvidia*, no libcuda)"
+	else
+		echo "warning: cannot hide the GPU from the xcuda runs" \
+			"(needs root and unshare)" >&2
+	fi
+fi
+
 if [ ! -x "$XCUDAD" ]; then
 	echo "$0: $XCUDAD is missing (build xcuda first)" >&2
 	exit 2
@@ -179,6 +192,7 @@ run() {
 	else
 		(cd "$TMP" && env LD_LIBRARY_PATH="$XLIB" XCUDA_SOCKET="$SOCK" \
 			${PRELOAD:+LD_PRELOAD="$PRELOAD"} \
+			${GUEST[@]+"${GUEST[@]}"} \
 			timeout "$TIMEOUT" "$BIN/$name") >"$out" 2>"$err" </dev/null
 	fi
 	rc=$?

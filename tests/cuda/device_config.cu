@@ -16,26 +16,6 @@
 #include <cuda_profiler_api.h>
 #include "common/xct.h"
 
-/*
- * SHOW(call): print "call -> errorName (last error: name)" and return the
- * call's result; it checks nothing, and leaves the last error cleared.
- */
-#define SHOW(...) show((__VA_ARGS__), #__VA_ARGS__)
-
-static cudaError_t show(cudaError_t e, const char *what)
-{
-	cudaError_t last = cudaGetLastError();
-	printf("%s -> %s (last error: %s)\n", what, cudaGetErrorName(e),
-	       cudaGetErrorName(last));
-	fflush(stdout);
-	return e;
-}
-
-static const char *yes(bool b)
-{
-	return b ? "yes" : "no";
-}
-
 __global__ void touch(int *p, int v)
 {
 	p[blockIdx.x * blockDim.x + threadIdx.x] = v * 7 + threadIdx.x;
@@ -99,7 +79,7 @@ static void cache_config(int *d)
 	CK(cudaDeviceSetCacheConfig(orig));
 	c = (cudaFuncCache)77;
 	CK(cudaDeviceGetCacheConfig(&c));
-	printf("device cache config restored: %s\n", yes(c == orig));
+	printf("device cache config restored: %s\n", xct_yes(c == orig));
 	SHOW(cudaDeviceGetCacheConfig(NULL));
 
 	/* per kernel: there is no getter, so the launch is the check */
@@ -146,7 +126,7 @@ static void one_limit(const char *name, cudaLimit lim, const size_t *vals,
 	CK(cudaDeviceSetLimit(lim, orig));
 	v = 0x7777;
 	CK(cudaDeviceGetLimit(&v, lim));
-	printf("%s: restored: %s\n", name, yes(v == orig));
+	printf("%s: restored: %s\n", name, xct_yes(v == orig));
 }
 
 static void limits(void)
@@ -207,7 +187,7 @@ static void bus_id_small(const char *full, int len)
 	bool prefix = nul >= 0 && strncmp(b, full, nul) == 0;
 	printf("  bytes written %d, all within len: %s, NUL at %d, "
 	       "a prefix of the id: %s\n",
-	       written, yes(last < len), nul, yes(prefix));
+	       written, xct_yes(last < len), nul, xct_yes(prefix));
 }
 
 static void lookup(const char *what, const char *id)
@@ -242,7 +222,7 @@ static void pci_bus_id(void)
 		      hexes(dot + 1, 1);
 	printf("bus id: length %zu, domain digits %d, "
 	       "domain:bus:device.function: %s\n",
-	       len, c1 ? (int)(c1 - id) : -1, yes(shaped));
+	       len, c1 ? (int)(c1 - id) : -1, xct_yes(shaped));
 	REQUIRE(shaped, "bus id shape");
 
 	int dev = 0x7777;

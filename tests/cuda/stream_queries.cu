@@ -27,39 +27,12 @@
  * stream_queries_ptsz.cu is the per-thread counterpart.
  */
 #include <thread>
-#include "common/xct.h"
-
-/*
- * SHOW(call): print "call -> errorName (last error: name)" and return the
- * call's result; it checks nothing, and leaves the last error cleared.
- */
-#define SHOW(...) show((__VA_ARGS__), #__VA_ARGS__)
-
-static cudaError_t show(cudaError_t e, const char *what)
-{
-	cudaError_t last = cudaGetLastError();
-	printf("%s -> %s (last error: %s)\n", what, cudaGetErrorName(e),
-	       cudaGetErrorName(last));
-	fflush(stdout);
-	return e;
-}
+#include "common/streams.h"
 
 /* Short names, so that each SHOW() fits on one line of source and output. */
 static const cudaStreamAttrID kPrio = cudaLaunchAttributePriority,
 			      kSync = cudaLaunchAttributeSynchronizationPolicy,
 			      kWindow = cudaLaunchAttributeAccessPolicyWindow;
-
-static const char *yes(bool b)
-{
-	return b ? "yes" : "no";
-}
-
-__global__ void fill(int *p, int n, int v)
-{
-	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-	     i += gridDim.x * blockDim.x)
-		p[i] = v + i;
-}
 
 static int check_fill(const int *d, int n, int v)
 {
@@ -97,28 +70,6 @@ static void describe_default(const char *name, cudaStream_t s)
 	SHOW(cudaStreamGetId(s, &id));
 }
 
-static unsigned long long stream_id(cudaStream_t s)
-{
-	unsigned long long id = 0;
-	CK(cudaStreamGetId(s, &id));
-	return id;
-}
-
-/* Ids of the default streams as a second host thread sees them. */
-struct ThreadIds {
-	cudaError_t err;
-	unsigned long long legacy, per_thread, zero;
-};
-
-static void thread_ids(ThreadIds *t)
-{
-	t->err = cudaStreamGetId(cudaStreamLegacy, &t->legacy);
-	if (t->err == cudaSuccess)
-		t->err = cudaStreamGetId(cudaStreamPerThread, &t->per_thread);
-	if (t->err == cudaSuccess)
-		t->err = cudaStreamGetId(0, &t->zero);
-}
-
 static void priorities(int *least_out, int *greatest_out)
 {
 	int least = 0x7777, greatest = 0x7777;
@@ -128,10 +79,10 @@ static void priorities(int *least_out, int *greatest_out)
 	REQUIRE(greatest <= least, "greatest %d least %d", greatest, least);
 	int one = 0x7777;
 	SHOW(cudaDeviceGetStreamPriorityRange(&one, NULL));
-	printf("  least alone matches: %s\n", yes(one == least));
+	printf("  least alone matches: %s\n", xct_yes(one == least));
 	one = 0x7777;
 	SHOW(cudaDeviceGetStreamPriorityRange(NULL, &one));
-	printf("  greatest alone matches: %s\n", yes(one == greatest));
+	printf("  greatest alone matches: %s\n", xct_yes(one == greatest));
 	SHOW(cudaDeviceGetStreamPriorityRange(NULL, NULL));
 	*least_out = least;
 	*greatest_out = greatest;
@@ -150,19 +101,19 @@ static void stream_ids(cudaStream_t *made, int nmade)
 		stable = stable && stream_id(made[i]) == ids[i];
 	}
 	printf("ids of %d created streams distinct: %s, stable: %s\n", nmade,
-	       yes(distinct), yes(stable));
+	       xct_yes(distinct), xct_yes(stable));
 
 	unsigned long long zero = stream_id(0);
 	unsigned long long legacy = stream_id(cudaStreamLegacy);
 	unsigned long long pt = stream_id(cudaStreamPerThread);
-	printf("id(0) == id(cudaStreamLegacy): %s\n", yes(zero == legacy));
-	printf("id(0) == id(cudaStreamPerThread): %s\n", yes(zero == pt));
-	printf("id(0) stable: %s\n", yes(stream_id(0) == zero));
+	printf("id(0) == id(cudaStreamLegacy): %s\n", xct_yes(zero == legacy));
+	printf("id(0) == id(cudaStreamPerThread): %s\n", xct_yes(zero == pt));
+	printf("id(0) stable: %s\n", xct_yes(stream_id(0) == zero));
 	bool apart = true;
 	for (int i = 0; i < nmade; i++)
 		apart = apart && ids[i] != legacy && ids[i] != pt;
 	printf("created ids differ from the default streams': %s\n",
-	       yes(apart));
+	       xct_yes(apart));
 
 	/* "The Id is unique for the life of the program." */
 	cudaStream_t t;
@@ -177,7 +128,7 @@ static void stream_ids(cudaStream_t *made, int nmade)
 	for (int i = 0; i < nmade; i++)
 		fresh = fresh && ids[i] != first && ids[i] != second;
 	printf("a stream created after a destroy gets a new id: %s\n",
-	       yes(fresh));
+	       xct_yes(fresh));
 
 	/* A second host thread: same legacy stream, its own per-thread one. */
 	ThreadIds ti = {cudaSuccess, 0, 0, 0};
@@ -186,11 +137,11 @@ static void stream_ids(cudaStream_t *made, int nmade)
 	printf("second thread: %s\n", cudaGetErrorName(ti.err));
 	if (ti.err == cudaSuccess) {
 		printf("  its id(cudaStreamLegacy) == ours: %s\n",
-		       yes(ti.legacy == legacy));
+		       xct_yes(ti.legacy == legacy));
 		printf("  its id(cudaStreamPerThread) == ours: %s\n",
-		       yes(ti.per_thread == pt));
+		       xct_yes(ti.per_thread == pt));
 		printf("  its id(0) == id(cudaStreamLegacy): %s\n",
-		       yes(ti.zero == legacy));
+		       xct_yes(ti.zero == legacy));
 	}
 }
 

@@ -11,55 +11,7 @@
  * second host thread.  Stream ids are only compared, never printed.
  */
 #include <thread>
-#include "common/xct.h"
-
-/*
- * SHOW(call): print "call -> errorName (last error: name)" and return the
- * call's result; it checks nothing, and leaves the last error cleared.
- */
-#define SHOW(...) show((__VA_ARGS__), #__VA_ARGS__)
-
-static cudaError_t show(cudaError_t e, const char *what)
-{
-	cudaError_t last = cudaGetLastError();
-	printf("%s -> %s (last error: %s)\n", what, cudaGetErrorName(e),
-	       cudaGetErrorName(last));
-	fflush(stdout);
-	return e;
-}
-
-static const char *yes(bool b)
-{
-	return b ? "yes" : "no";
-}
-
-__global__ void fill(int *p, int n, int v)
-{
-	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-	     i += gridDim.x * blockDim.x)
-		p[i] = v + i;
-}
-
-static unsigned long long stream_id(cudaStream_t s)
-{
-	unsigned long long id = 0;
-	CK(cudaStreamGetId(s, &id));
-	return id;
-}
-
-struct ThreadIds {
-	cudaError_t err;
-	unsigned long long zero, per_thread, legacy;
-};
-
-static void thread_ids(ThreadIds *t)
-{
-	t->err = cudaStreamGetId(0, &t->zero);
-	if (t->err == cudaSuccess)
-		t->err = cudaStreamGetId(cudaStreamPerThread, &t->per_thread);
-	if (t->err == cudaSuccess)
-		t->err = cudaStreamGetId(cudaStreamLegacy, &t->legacy);
-}
+#include "common/streams.h"
 
 int main(void)
 {
@@ -74,19 +26,19 @@ int main(void)
 	CK(cudaStreamGetFlags(cudaStreamPerThread, &flags_pt));
 	CK(cudaStreamGetPriority(cudaStreamPerThread, &prio_pt));
 	printf("same as cudaStreamPerThread's: %s\n",
-	       yes(flags == flags_pt && prio == prio_pt));
+	       xct_yes(flags == flags_pt && prio == prio_pt));
 
 	unsigned long long zero = stream_id(0);
 	unsigned long long pt = stream_id(cudaStreamPerThread);
 	unsigned long long legacy = stream_id(cudaStreamLegacy);
-	printf("id(0) == id(cudaStreamPerThread): %s\n", yes(zero == pt));
-	printf("id(0) == id(cudaStreamLegacy): %s\n", yes(zero == legacy));
-	printf("id(0) stable: %s\n", yes(stream_id(0) == zero));
+	printf("id(0) == id(cudaStreamPerThread): %s\n", xct_yes(zero == pt));
+	printf("id(0) == id(cudaStreamLegacy): %s\n", xct_yes(zero == legacy));
+	printf("id(0) stable: %s\n", xct_yes(stream_id(0) == zero));
 	cudaStream_t s;
 	CK(cudaStreamCreate(&s));
 	unsigned long long sid = stream_id(s);
 	printf("a created stream's id differs: %s\n",
-	       yes(sid != zero && sid != legacy));
+	       xct_yes(sid != zero && sid != legacy));
 
 	ThreadIds ti = {cudaSuccess, 0, 0, 0};
 	std::thread th(thread_ids, &ti);
@@ -94,10 +46,10 @@ int main(void)
 	printf("second thread: %s\n", cudaGetErrorName(ti.err));
 	if (ti.err == cudaSuccess) {
 		printf("  its id(0) == its id(cudaStreamPerThread): %s\n",
-		       yes(ti.zero == ti.per_thread));
-		printf("  its id(0) == our id(0): %s\n", yes(ti.zero == zero));
+		       xct_yes(ti.zero == ti.per_thread));
+		printf("  its id(0) == our id(0): %s\n", xct_yes(ti.zero == zero));
 		printf("  its id(cudaStreamLegacy) == ours: %s\n",
-		       yes(ti.legacy == legacy));
+		       xct_yes(ti.legacy == legacy));
 	}
 
 	SHOW(cudaStreamGetPriority(0, NULL));
@@ -135,14 +87,14 @@ int main(void)
 	v.priority = 0x7777;
 	if (SHOW(cudaStreamGetAttribute(0, kPrio, &v)) == cudaSuccess)
 		printf("  priority is the greatest: %s\n",
-		       yes(v.priority == greatest));
+		       xct_yes(v.priority == greatest));
 	prio = 0x7777;
 	if (SHOW(cudaStreamGetPriority(0, &prio)) == cudaSuccess)
 		printf("  cudaStreamGetPriority is the greatest: %s\n",
-		       yes(prio == greatest));
+		       xct_yes(prio == greatest));
 	prio_pt = 0x7777;
 	CK(cudaStreamGetPriority(cudaStreamPerThread, &prio_pt));
-	printf("  same as cudaStreamPerThread's: %s\n", yes(prio == prio_pt));
+	printf("  same as cudaStreamPerThread's: %s\n", xct_yes(prio == prio_pt));
 	/* the legacy stream is not this thread's: only read */
 	prio = 0x7777;
 	CK(cudaStreamGetPriority(cudaStreamLegacy, &prio));

@@ -152,5 +152,11 @@ else
 	ko "generated-matches-build" "$B/gen differs from a fresh generation"
 fi
 
+# Generated code reads like the code beside it: 80 columns.
+long=$(find "$B/gen" -name '*.[ch]' -exec awk '{ gsub(/\t/, "        ") }
+	length($0) > 80 { print FILENAME ":" FNR }' {} +)
+if [ -z "$long" ]; then ok "generated-fits-80-columns"
+else ko "generated-fits-80-columns" "$long"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

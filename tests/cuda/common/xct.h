@@ -37,6 +37,25 @@
 		EXPECT(cudaSuccess, cudaGetLastError());              \
 	} while (0)
 
+/* SHOW(call): print "call -> errorName (last error: name)" and return the
+ * call's result; it checks nothing, and leaves the last error cleared. */
+#define SHOW(...) xct_show((__VA_ARGS__), #__VA_ARGS__)
+
+static inline cudaError_t xct_show(cudaError_t e, const char *what)
+{
+	cudaError_t last = cudaGetLastError();
+
+	printf("%s -> %s (last error: %s)\n", what, cudaGetErrorName(e),
+	       cudaGetErrorName(last));
+	fflush(stdout);
+	return e;
+}
+
+static inline const char *xct_yes(bool b)
+{
+	return b ? "yes" : "no";
+}
+
 /* REQUIRE(cond, fmt, ...): a host-side check of a result. */
 #define REQUIRE(cond, ...)                                            \
 	do {                                                          \

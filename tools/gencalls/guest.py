@@ -1,0 +1,174 @@
+# SPDX-License-Identifier: MIT
+"""The guest side: typed requests and generated entry points."""
+
+import re
+
+from .cgen import HEAD, c_decl, struct_name, typed_params
+from .headers import base_entry
+from .spec import PER_THREAD_SUFFIXES
+
+
+def emit_guest_h(spec, src):
+    o = [HEAD % src.rstrip(),
+         '/*',
+         ' * Typed requests: each command\'s builder takes only its own',
+         ' * argument structure, and its round trip only its own result, so',
+         ' * a request built with the wrong layout does not compile.',
+         ' */',
+         '#ifndef XCUDA_GUEST_CALLS_H', '#define XCUDA_GUEST_CALLS_H', '',
+         '#include <string.h>', '',
+         '#include "xcuda/calls.h"', '']
+    for c in spec.calls:
+        a = 'a' if c.args else 'NULL'
+        asz = 'sizeof(*a)' if c.args else '0'
+        ps = typed_params(c)
+        # Request builder.
+        o.append('static inline void xc_req_%s(struct xcuda_request *req%s)'
+                 % (c.lc, ''.join(', ' + p for p in ps if p.startswith(
+                     'const'))))
+        o += ['{', '\txc_req_init(req, XCUDA_OP_%s, %s);' % (c.name, asz)]
+        if c.args:
+            o.append('\tmemcpy(req->args, a, sizeof(*a));')
+        o += ['}', '']
+        # Round trip.
+        o.append('static inline cudaError_t xc_call_%s(%s)' %
+                 (c.lc, ', '.join(ps) if ps else 'void'))
+        o += ['{',
+              '\treturn xc_forward(XCUDA_OP_%s, %s, %s, %s, %s);' %
+              (c.name, a, asz, 'r' if c.res else 'NULL',
+               'sizeof(*r)' if c.res else '0'),
+              '}', '']
+        if 'postable' in c.flags:
+            o.append('static inline cudaError_t xc_post_%s(%s)' %
+                     (c.lc, ', '.join(p for p in ps) or 'void'))
+            o += ['{', '\treturn xc_post(XCUDA_OP_%s, %s, %s);' %
+                  (c.name, a, asz), '}', '']
+    o += ['#endif /* XCUDA_GUEST_CALLS_H */', '']
+    return '\n'.join(o)
+
+
+def guest_body(c):
+    """The body shared by a generated call's entry points."""
+    b = []
+    decls = []
+    if c.args:
+        decls.append('\t%s a;' % struct_name(c, 'args'))
+    if c.res:
+        decls.append('\t%s r;' % struct_name(c, 'res'))
+    xfers = [p for p in c.params if p.kind in ('string', 'buf', 'object')]
+    if xfers:
+        decls.append('\tstruct xc_xfer x[%d];' % len(xfers))
+    decls.append('\tcudaError_t err;')
+    b += decls + ['']
+    if c.args:
+        b.append('\tmemset(&a, 0, sizeof(a));')
+    # Pointers CUDA must be given.
+    for p in c.params:
+        if p.kind in ('inline', 'object', 'string') and not p.nullable:
+            b += ['\tif (!%s)' % p.name,
+                  '\t\treturn xc_ret(cudaErrorInvalidValue);']
+    for p in c.params:
+        f = p.name
+        if p.kind == 'scalar':
+            b.append('\ta.%s = %s;' % (f, p.name))
+        elif p.kind == 'devptr':
+            b.append('\ta.%s = (uintptr_t)%s;' % (f, p.name))
+        elif p.kind == 'stream':
+            b += ['\tif (xc_stream_handle(%s, per_thread, &a.%s))' %
+                  (p.name, f),
+                  '\t\treturn xc_ret(cudaErrorInvalidResourceHandle);']
+        elif p.kind == 'event':
+            b += ['\tif (xc_event_handle(%s, &a.%s))' % (p.name, f),
+                  '\t\treturn xc_ret(cudaErrorInvalidResourceHandle);']
+        elif p.kind == 'func':
+            b += ['\terr = xc_func_handle(%s, &a.%s, %s);' %
+                  (p.name, f, p.unknown),
+                  '\tif (err)', '\t\treturn xc_ret(err);']
+        elif p.kind == 'inline' and p.dir == 'in':
+            b.append('\tmemcpy(&a.%s, %s, sizeof(a.%s));' % (f, p.name, f))
+    for i, p in enumerate(xfers):
+        if p.kind == 'string':
+            ln = 'xc_strsize(%s, %d)' % (p.name, p.max)
+            d = 'XC_XFER_IN'
+        elif p.kind == 'buf':
+            ln = 'xc_bufsize(%s, %s, %d)' % (p.name, p.buf_len, p.max)
+            # Out buffers travel both ways: bytes CUDA leaves alone stay.
+            d = 'XC_XFER_IN' if p.dir == 'in' else \
+                'XC_XFER_INOUT | XC_XFER_KEEP'
+        else:
+            ln = 'sizeof(*%s)' % p.name
+            d = {'in': 'XC_XFER_IN', 'out': 'XC_XFER_OUT',
+                 'inout': 'XC_XFER_INOUT'}[p.dir]
+        b.append('\tx[%d] = (struct xc_xfer){ (void *)%s, %s, %s, '
+                 '&a.%s };' % (i, p.name, ln, d, p.name))
+    if xfers:
+        b.append('\terr = xc_forward_xfer(XCUDA_OP_%s, &a, sizeof(a), %s, '
+                 '%s, x, %d);' % (c.name, '&r' if c.res else 'NULL',
+                                  'sizeof(r)' if c.res else '0',
+                                  len(xfers)))
+    elif 'postable' in c.flags:
+        b.append('\terr = xc_post_%s(%s);' % (c.lc, '&a' if c.args else ''))
+    else:
+        b.append('\terr = xc_call_%s(%s);' %
+                 (c.lc, ', '.join((['&a'] if c.args else []) +
+                                  (['&r'] if c.res else []))))
+    outs = [p for p in c.params if p.kind == 'inline' and p.dir == 'out']
+    if outs:
+        b += ['\tif (err)', '\t\treturn err;']
+        for p in outs:
+            pt = re.sub(r'^const\s+', '', p.canon.pointee.spelling)
+            if p.canon.pointee.record:
+                set_ = '\tmemcpy(%s, &r.%s, sizeof(r.%s));' % (
+                    p.name, p.name, p.name)
+            else:
+                set_ = '\t*%s = (%s)r.%s;' % (p.name, pt, p.name)
+            if p.nullable:
+                b += ['\tif (%s)' % p.name, '\t' + set_]
+            else:
+                b.append(set_)
+        b.append('\treturn cudaSuccess;')
+    else:
+        b.append('\treturn err;')
+    return b
+
+
+def emit_guest_c(spec, src):
+    o = [HEAD % src.rstrip(),
+         '/*',
+         ' * The guest entry points of the calls that the description (spec/)',
+         ' * marks as generated: each marshals its arguments, makes the call',
+         ' * over the session and unmarshals its results.',
+         ' */',
+         '#include <stdint.h>', '#include <string.h>', '']
+    for h in spec.headers:
+        o.append('#include <%s>' % h)
+    o += ['', '#include "guest.h"', '']
+    for c in spec.calls:
+        if not c.guest_generated:
+            continue
+        params = c.params
+        uses_pt = any(p.kind == 'stream' for p in params)
+        plist = [c_decl(p.ctype, p.name) for p in params]
+        if uses_pt:
+            plist.append('int per_thread')
+        o.append('static cudaError_t xc_gen_%s(%s)' %
+                 (c.lc, ', '.join(plist) if plist else 'void'))
+        o.append('{')
+        o += guest_body(c)
+        o += ['}', '']
+        for e in c.entries:
+            if e != base_entry(e):
+                # The headers hide per-thread variants' prototypes.
+                o.append('cudaError_t %s(%s);' % (e, ', '.join(
+                    c_decl(p.ctype, p.name) for p in params) or 'void'))
+            o.append('cudaError_t %s(%s)' %
+                     (e, ', '.join(c_decl(p.ctype, p.name) for p in params)
+                      or 'void'))
+            call_args = [p.name for p in params]
+            if uses_pt:
+                call_args.append('1' if e.endswith(PER_THREAD_SUFFIXES)
+                                 else '0')
+            o += ['{', '\treturn xc_gen_%s(%s);' % (c.lc,
+                                                    ', '.join(call_args)),
+                  '}', '']
+    return '\n'.join(o)

@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: MIT
+"""Wire layouts: each parameter's kind and each field's offset."""
+
+import re
+
+from .headers import base_entry
+from .spec import (EXTENT_SIZE, INLINE_ARGS, INLINE_RES,
+                   PARAM_WORDS, Field, fail)
+
+
+def wire_scalar(ct, where):
+    """The wire type of a scalar parameter."""
+    if ct.kind == 'enum':
+        return 'int32_t', 4
+    if ct.kind == 'float':
+        return ('float', 4) if ct.size == 4 else ('double', 8)
+    if ct.kind in ('int', 'char'):
+        return '%sint%d_t' % ('' if ct.signed else 'u', ct.size * 8), \
+            ct.size
+    fail('%s: no wire type for %s' % (where, ct.spelling))
+
+
+def classify(call, p):
+    """Gives @p its kind and direction from its type and annotation."""
+    words, where = call.annot.get(p.name, ([], call.where))
+    ct = p.canon
+    for w in words:
+        m = re.fullmatch(r'buf\(([A-Za-z_][A-Za-z0-9_]*)\)', w)
+        mm = re.fullmatch(r'max=(\d+)', w)
+        mu = re.fullmatch(r'unknown=(cudaError\w+)', w)
+        if mu:
+            p.unknown = mu.group(1)
+        elif m:
+            p.buf_len = m.group(1)
+        elif mm:
+            p.max = int(mm.group(1))
+        elif w in PARAM_WORDS:
+            p.words.add(w)
+        else:
+            fail('%s: unknown annotation "%s" of %s' % (where, w, p.name))
+    dirs = p.words & {'in', 'out', 'inout'}
+    if len(dirs) > 1:
+        fail('%s: %s has two directions' % (where, p.name))
+    p.nullable = 'nullable' in p.words
+    if ct.kind != 'pointer':
+        if p.words - {'in'}:
+            fail('%s: %s is passed by value: only "in" applies' %
+                 (where, p.name))
+        p.kind = 'scalar'
+        return
+    if p.ctype in ('cudaStream_t', 'cudaEvent_t'):
+        if p.words - {'in'}:
+            fail('%s: %s is a handle' % (where, p.name))
+        p.kind = 'stream' if p.ctype == 'cudaStream_t' else 'event'
+        return
+    if 'func' in p.words:
+        p.kind = 'func'
+        return
+    if p.unknown != 'cudaErrorInvalidDeviceFunction':
+        fail('%s: unknown= applies to func parameters' % where)
+    if 'devptr' in p.words:
+        p.kind = 'devptr'
+        return
+    pt = ct.pointee
+    if 'string' in p.words:
+        if pt.kind != 'char' or not pt.const:
+            fail('%s: %s: a string is a const char *' % (where, p.name))
+        p.kind, p.dir = 'string', 'in'
+        return
+    if p.buf_len:
+        if pt.kind not in ('char', 'void', 'int') or \
+                (pt.kind == 'int' and pt.size != 1):
+            fail('%s: %s: buf() is for byte buffers' % (where, p.name))
+        p.kind = 'buf'
+        p.dir = dirs.pop() if dirs else 'out'
+        return
+    if not dirs:
+        fail('%s: %s (%s) is a pointer: annotate it (in, out, inout, '
+             'func, devptr, string, buf(LEN))' % (where, p.name, p.ctype))
+    p.dir = dirs.pop()
+    if pt.kind in ('void', 'other') or pt.size <= 0:
+        fail('%s: %s points to %s, which has no size' %
+             (where, p.name, pt.spelling))
+    if 'arena' in p.words:
+        p.kind = 'object'       # a struct or scalar through the arena
+        p.max = pt.size
+        return
+    if p.dir == 'inout':
+        fail('%s: %s: inline inout is not supported; use arena' %
+             (where, p.name))
+    p.kind = 'inline'
+
+
+def layout(fields, where, limit, what):
+    """Gives each field its offset; adds padding; returns the fields."""
+    out, off, n = [], 0, 0
+    for f in fields:
+        if off % f.align:
+            pad = f.align - off % f.align
+            if f.param is None:
+                fail('%s: %s.%s at offset %d is not aligned to %d: add a '
+                     'pad field' % (where, what, f.name, off, f.align))
+            p = Field('pad%d' % n, 'uint8_t', pad, 1, str(pad), doc='zero',
+                      wire='u8[%d]' % pad)
+            p.offset = off
+            out.append(p)
+            n += 1
+            off += pad
+        f.offset = off
+        out.append(f)
+        off += f.size
+    if off % 8:
+        pad = 8 - off % 8
+        if fields and fields[0].param is None:
+            fail('%s: %s is %d bytes, not a multiple of 8: add a pad '
+                 'field' % (where, what, off))
+        p = Field('pad%d' % n, 'uint8_t', pad, 1, str(pad), doc='zero',
+                  wire='u8[%d]' % pad)
+        p.offset = off
+        out.append(p)
+        off += pad
+    if off > limit:
+        fail('%s: %s is %d bytes, more than the %d a slot carries' %
+             (where, what, off, limit))
+    return out, off
+
+
+def resolve(call, protos, headers):
+    if not call.from_prototype:
+        call.args, call.args_size = layout(call.args_spec or [], call.where,
+                                           INLINE_ARGS, 'args')
+        call.res, call.res_size = layout(call.res_spec or [], call.where,
+                                         INLINE_RES, 'result')
+        return
+    first = call.entries[0]
+    if first not in protos:
+        fail('%s: %s is not declared in %s' % (call.where, first,
+                                               ', '.join(headers)))
+    ret, params = protos[first]
+    if ret != 'cudaError_t':
+        fail('%s: %s returns %s; generated calls return cudaError_t' %
+             (call.where, first, ret))
+    for e in call.entries[1:]:
+        b = base_entry(e)
+        if b != first and (b not in protos or
+                           [p.ctype for p in protos[b][1]] !=
+                           [p.ctype for p in params]):
+            fail('%s: %s does not share %s\'s prototype' %
+                 (call.where, e, first))
+    names = {p.name for p in params}
+    for n in call.annot:
+        if n not in names:
+            fail('%s: %s has no parameter %s' % (call.annot[n][1], first, n))
+    args, res = [], []
+    for p in params:
+        classify(call, p)
+    for p in params:
+        if p.kind == 'buf' and p.buf_len not in names:
+            fail('%s: buf(%s) of %s names no parameter' %
+                 (call.where, p.buf_len, p.name))
+        where = '%s: %s' % (call.where, p.name)
+        if p.kind == 'scalar':
+            t, s = wire_scalar(p.canon, where)
+            args.append(Field(p.name, t, s, s, doc=p.ctype, param=p))
+        elif p.kind in ('stream', 'event', 'func'):
+            args.append(Field(p.name, 'uint32_t', 4, 4,
+                              doc='%s handle' % p.kind, param=p))
+        elif p.kind == 'devptr':
+            args.append(Field(p.name, 'uint64_t', 8, 8,
+                              doc='device address', param=p))
+        elif p.kind in ('string', 'buf', 'object'):
+            args.append(Field(p.name, 'struct xcuda_extent', EXTENT_SIZE, 4,
+                              doc='arena extent: %s' % p.ctype, param=p))
+        elif p.kind == 'inline':
+            pt = p.canon.pointee
+            t = re.sub(r'^const\s+', '', pt.spelling)
+            if pt.record or pt.kind == 'enum':
+                f = Field(p.name, t if pt.record else 'int32_t', pt.size,
+                          pt.align, doc=t, param=p)
+            else:
+                ws, wsize = wire_scalar(pt, where)
+                f = Field(p.name, ws, wsize, wsize, doc=t, param=p)
+            (args if p.dir == 'in' else res).append(f)
+    call.params = params
+    call.args, call.args_size = layout(args, call.where, INLINE_ARGS, 'args')
+    call.res, call.res_size = layout(res, call.where, INLINE_RES, 'result')
+    if 'postable' in call.flags and (res or any(
+            p.kind in ('string', 'buf', 'object') for p in params)):
+        fail('%s: a postable call has no results and no arena extents' %
+             call.where)

@@ -1,0 +1,289 @@
+# SPDX-License-Identifier: MIT
+"""The call description: the .calls format, parsed and checked."""
+
+import os
+import re
+
+
+class SpecError(Exception):
+    pass
+
+
+def fail(msg):
+    raise SpecError(msg)
+
+
+CALL_FLAGS = ('cuda', 'postable', 'varargs')
+
+
+IMPLS = ('generated', 'hand', 'guest', 'worker')
+
+
+DATA_USES = {'none': 'XCUDA_DATA_NONE', 'in': 'XCUDA_DATA_IN',
+             'out': 'XCUDA_DATA_OUT', 'inout': 'XCUDA_DATA_INOUT',
+             'opt-in': 'XCUDA_DATA_OPT_IN'}
+
+
+# Wire types of explicit field lists: C type, size, alignment.
+WIRE_TYPES = {
+    'u8': ('uint8_t', 1), 'u16': ('uint16_t', 2), 'u32': ('uint32_t', 4),
+    'u64': ('uint64_t', 8), 'i32': ('int32_t', 4), 'i64': ('int64_t', 8),
+    'f32': ('float', 4), 'f64': ('double', 8),
+    # handles: the worker's table index of that kind
+    'stream': ('uint32_t', 4), 'event': ('uint32_t', 4),
+    'module': ('uint32_t', 4), 'func': ('uint32_t', 4),
+    'extent': ('struct xcuda_extent', 4),
+}
+
+
+EXTENT_SIZE = 8
+
+
+# Parameter annotations of generated calls.
+PARAM_WORDS = ('in', 'out', 'inout', 'nullable', 'func', 'devptr',
+               'struct', 'string', 'arena')
+
+
+PER_THREAD_SUFFIXES = ('_ptsz', '_ptds')
+
+
+INLINE_ARGS = 224
+
+
+INLINE_RES = 40
+
+
+ARENA_MAX_DEFAULT = 4096
+
+
+class Field:
+    """One member of a wire layout."""
+
+    def __init__(self, name, ctype, size, align, array=None, doc='',
+                 wire='', param=None):
+        self.name = name
+        self.ctype = ctype      # C type of the member
+        self.size = size        # total bytes
+        self.align = align
+        self.array = array      # element count for byte arrays
+        self.doc = doc
+        self.wire = wire        # the spec's word for it, for the docs
+        self.param = param      # the Param it carries, if generated
+        self.offset = 0
+
+    def decl(self):
+        if self.array is not None:
+            return '%s %s[%s];' % (self.ctype, self.name, self.array)
+        return '%s %s;' % (self.ctype, self.name)
+
+
+class Param:
+    """A parameter of a generated call's C prototype, with its kind."""
+
+    def __init__(self, name, ctype, canon):
+        self.name = name
+        self.ctype = ctype          # as written in the header
+        self.canon = canon          # libclang's canonical type info
+        self.words = set()
+        self.buf_len = None         # buf(LEN): the parameter with its size
+        self.max = ARENA_MAX_DEFAULT
+        self.kind = None            # resolved by Call.resolve()
+        self.dir = 'in'
+        self.nullable = False
+        # What a func parameter that names no kernel answers.
+        self.unknown = 'cudaErrorInvalidDeviceFunction'
+
+
+class Call:
+    def __init__(self, name, op, where):
+        self.name = name
+        self.op = op
+        self.where = where
+        self.flags = set()
+        self.impl = 'generated'
+        self.entries = []
+        self.aliases = []
+        self.args_spec = None   # explicit field list (hand-written)
+        self.res_spec = None
+        self.data = 'none'
+        self.doc = []
+        self.annot = {}         # param name -> list of words
+        self.check = None
+        self.proto = None       # (return type, [Param])
+        self.args = []          # [Field]
+        self.res = []
+        self.params = []
+        self.spec_file = ''
+
+    @property
+    def lc(self):
+        return self.name.lower()
+
+    @property
+    def guest_generated(self):
+        return self.impl in ('generated', 'worker')
+
+    @property
+    def worker_generated(self):
+        return self.impl in ('generated', 'guest')
+
+    @property
+    def from_prototype(self):
+        # Hand-written calls give their layout; the others have the
+        # layout of their C prototype.
+        return self.impl != 'hand'
+
+
+class Spec:
+    def __init__(self):
+        self.headers = []
+        self.calls = []
+        self.files = []
+
+
+def parse_fields(text, where):
+    fields = []
+    for tok in text.split():
+        if tok == '-':
+            continue
+        m = re.fullmatch(r'([a-z_][a-z0-9_]*):([a-z0-9]+)(?:\[(\d+)\])?', tok)
+        if not m:
+            fail('%s: field "%s" is not NAME:TYPE or NAME:TYPE[N]' %
+                 (where, tok))
+        name, wt, n = m.group(1), m.group(2), m.group(3)
+        if wt not in WIRE_TYPES:
+            fail('%s: unknown wire type "%s" (one of %s)' %
+                 (where, wt, ', '.join(sorted(WIRE_TYPES))))
+        ctype, size = WIRE_TYPES[wt]
+        if wt == 'extent':
+            size, align = EXTENT_SIZE, 4
+        else:
+            align = size
+        if n is not None:
+            if wt not in ('u8', 'u16', 'u32', 'u64', 'i32', 'i64'):
+                fail('%s: only integer arrays are allowed' % where)
+            fields.append(Field(name, ctype, size * int(n), align, n,
+                                wire='%s[%s]' % (wt, n)))
+        else:
+            fields.append(Field(name, ctype, size, align, wire=wt))
+    names = [f.name for f in fields]
+    if len(set(names)) != len(names):
+        fail('%s: a field name is used twice' % where)
+    return fields
+
+
+def parse_spec(path, spec):
+    """Reads one .calls file into @spec."""
+    spec.files.append(path)
+    call = None
+    with open(path, encoding='utf-8') as fh:
+        lines = fh.read().split('\n')
+    for no, raw in enumerate(lines, 1):
+        where = '%s:%d' % (path, no)
+        line = raw.rstrip()
+        stripped = line.strip()
+        if not stripped or stripped.startswith('#'):
+            continue
+        if stripped.startswith('|'):
+            if call is None:
+                fail('%s: documentation outside a call' % where)
+            call.doc.append(stripped[1:].strip())
+            continue
+        words = stripped.split()
+        key, rest = words[0], stripped[len(words[0]):].strip()
+        indented = line[0] in ' \t'
+        if not indented:
+            if key == 'header':
+                if len(words) != 2:
+                    fail('%s: header NAME.h' % where)
+                if words[1] not in spec.headers:
+                    spec.headers.append(words[1])
+                call = None
+                continue
+            if key != 'call':
+                fail('%s: expected "call NAME NUMBER" or "header"' % where)
+            if len(words) != 3 or not re.fullmatch(r'[A-Z][A-Z0-9_]*',
+                                                   words[1]) \
+                    or not words[2].isdigit():
+                fail('%s: expected "call NAME NUMBER"' % where)
+            call = Call(words[1], int(words[2]), where)
+            call.spec_file = os.path.basename(path)
+            spec.calls.append(call)
+            continue
+        if call is None:
+            fail('%s: "%s" outside a call' % (where, key))
+        if key == 'flags':
+            for w in words[1:]:
+                if w not in CALL_FLAGS:
+                    fail('%s: unknown flag "%s" (one of %s)' %
+                         (where, w, ', '.join(CALL_FLAGS)))
+                call.flags.add(w)
+        elif key == 'impl':
+            if len(words) != 2 or words[1] not in IMPLS:
+                fail('%s: impl is one of %s' % (where, ', '.join(IMPLS)))
+            call.impl = words[1]
+        elif key == 'entry':
+            call.entries += words[1:]
+        elif key == 'alias':
+            call.aliases += words[1:]
+        elif key == 'args':
+            call.args_spec = parse_fields(rest, where)
+        elif key == 'result':
+            call.res_spec = parse_fields(rest, where)
+        elif key == 'data':
+            if len(words) != 2 or words[1] not in DATA_USES:
+                fail('%s: data is one of %s' %
+                     (where, ', '.join(DATA_USES)))
+            call.data = words[1]
+        elif key == 'param':
+            if len(words) < 3:
+                fail('%s: param NAME WORD...' % where)
+            if words[1] in call.annot:
+                fail('%s: param %s annotated twice' % (where, words[1]))
+            call.annot[words[1]] = (words[2:], where)
+        elif key == 'check':
+            if len(words) != 2:
+                fail('%s: check FUNCTION' % where)
+            call.check = words[1]
+        else:
+            fail('%s: unknown key "%s"' % (where, key))
+
+
+def check_spec(spec):
+    seen_op, seen_name, seen_entry = {}, {}, {}
+    for c in spec.calls:
+        if c.op <= 0 or c.op >= 0xff00:
+            fail('%s: opcode %d outside 1..0xfeff (0xff00 and up belong '
+                 'to the transport)' % (c.where, c.op))
+        if c.op in seen_op:
+            fail('%s: opcode %d is already %s' % (c.where, c.op,
+                                                  seen_op[c.op]))
+        if c.name in seen_name:
+            fail('%s: %s is described twice' % (c.where, c.name))
+        seen_op[c.op] = c.name
+        seen_name[c.name] = 1
+        for e in c.entries + c.aliases:
+            if e in seen_entry:
+                fail('%s: entry %s already belongs to %s' %
+                     (c.where, e, seen_entry[e]))
+            seen_entry[e] = c.name
+        if not c.doc:
+            fail('%s: %s has no documentation ("| ..." lines)' %
+                 (c.where, c.name))
+        if c.from_prototype:
+            if c.args_spec is not None or c.res_spec is not None:
+                fail('%s: only hand-written calls (impl hand) give their '
+                     'layout; the others take their prototype\'s' %
+                     c.where)
+            if not c.entries:
+                fail('%s: a call generated from a prototype needs an '
+                     '"entry"' % c.where)
+            if c.data != 'none':
+                fail('%s: generated calls carry arena extents in their '
+                     'arguments ("param NAME arena"), not "data"' % c.where)
+        else:
+            if c.annot:
+                fail('%s: "param" annotates prototypes; this call gives '
+                     'its layout' % c.where)
+        if 'varargs' in c.flags and c.from_prototype:
+            fail('%s: only explicit layouts may be varargs' % c.where)

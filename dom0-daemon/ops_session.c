@@ -2,8 +2,9 @@
 /*
  * Session and diagnostic commands.
  *
- * OPEN   args {version, features, arena_size, arena_addr}.  Version 0 is
- *        refused; the answer speaks min(XCUDA_PROTO_VERSION, asked) and the
+ * OPEN   args {version, features, arena_size, arena_addr}.  A version
+ *        below XCUDA_PROTO_MIN_VERSION is refused (those layouts are
+ *        gone); the answer speaks min(XCUDA_PROTO_VERSION, asked) and the
  *        features asked & XCUDA_FEATURES_ALL, less SAME_VA unless the
  *        transport could map the arena at arena_addr here (first OPEN
  *        only, where nothing else is mapped).  arena_size must equal the
@@ -22,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "xcuda/hash.h"
+#include "log.h"
 #include "ops.h"
 
 int xd_op_open(struct xd_session *s, const struct xcuda_open_args *a,
@@ -31,7 +33,13 @@ int xd_op_open(struct xd_session *s, const struct xcuda_open_args *a,
 	cudaError_t err;
 
 	(void)call;
-	if (!a->version || a->arena_size != s->chan->arena_size)
+	if (a->version < XCUDA_PROTO_MIN_VERSION) {
+		xd_log(XD_LOG_WARN, "guest speaks protocol version %u, this "
+		       "worker %u to %u: refused", a->version,
+		       XCUDA_PROTO_MIN_VERSION, XCUDA_PROTO_VERSION);
+		return cudaErrorInvalidValue;
+	}
+	if (a->arena_size != s->chan->arena_size)
 		return cudaErrorInvalidValue;
 	r->version = a->version < XCUDA_PROTO_VERSION ? a->version :
 						      XCUDA_PROTO_VERSION;

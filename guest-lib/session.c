@@ -319,7 +319,7 @@ static cudaError_t xc_session_open(struct xc_session **out)
 					 (uintptr_t)s->t.arena };
 	xc_req_open(&req, &args);
 	err = xc_call(s, &req, &s->info, sizeof(s->info));
-	if (!err && (s->info.version < 1 ||
+	if (!err && (s->info.version < XCUDA_PROTO_MIN_VERSION ||
 		     s->info.version > XCUDA_PROTO_VERSION ||
 		     (s->info.features & ~XCUDA_FEATURES_ALL) ||
 		     s->info.device_count < -1 ||

@@ -41,7 +41,13 @@
 #include <xen/io/ring.h>
 #endif
 
-#define XCUDA_PROTO_VERSION	1
+/*
+ * Version 2: the command layouts generated from the call description
+ * (spec/), which replaced version 1's.  An end speaks every version from
+ * XCUDA_PROTO_MIN_VERSION to XCUDA_PROTO_VERSION.
+ */
+#define XCUDA_PROTO_VERSION	2
+#define XCUDA_PROTO_MIN_VERSION	2
 
 /* Feature bits negotiated by XCUDA_OP_OPEN: the answer is the intersection. */
 #define XCUDA_FEAT_POSTED	(1u << 0)	/* posted (fire-and-forget) calls */

@@ -83,6 +83,10 @@ static void test_open(void)
 	a.version = 0;
 	REQ(&req, XCUDA_OP_OPEN, a);
 	expect("open version 0", &req, cudaErrorInvalidValue);
+	a.version = XCUDA_PROTO_MIN_VERSION - 1;
+	REQ(&req, XCUDA_OP_OPEN, a);
+	expect("open below the oldest version spoken", &req,
+	       cudaErrorInvalidValue);
 	REQ(&req, XCUDA_OP_ECHO, e);
 	req.hdr.data_len = 16;
 	expect("echo after a failed OPEN", &req,
@@ -103,12 +107,13 @@ static void test_open(void)
 		  "count %d runtime %d", rsp.status, r.version, r.features,
 		  r.init_status, want, r.device_count, r.runtime_version);
 
-	a.version = 1;
+	/* The oldest version still spoken is answered as asked. */
+	a.version = XCUDA_PROTO_MIN_VERSION;
 	a.features = XCUDA_FEAT_ECHO | (1u << 30);
 	REQ(&req, XCUDA_OP_OPEN, a);
 	call(&req, &rsp);
 	memcpy(&r, rsp.out, sizeof(r));
-	CHECK_MSG(rsp.status == 0 && r.version == 1 &&
+	CHECK_MSG(rsp.status == 0 && r.version == XCUDA_PROTO_MIN_VERSION &&
 		  r.features == XCUDA_FEAT_ECHO, "open features intersect",
 		  "status %d version %u features %#x", rsp.status, r.version,
 		  r.features);

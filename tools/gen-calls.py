@@ -30,6 +30,7 @@ import argparse
 import glob
 import hashlib
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -94,6 +95,7 @@ def load(paths, include_dirs):
         for e in c.entries:
             wanted.add(e)
             wanted.add(base_entry(e))
+            wanted.add(re.sub(r'_v\d+$', '', base_entry(e)))
     protos = load_prototypes(SPEC.headers, include_dirs, wanted) \
         if any(c.from_prototype for c in SPEC.calls) else {}
     for c in SPEC.calls:

@@ -4,7 +4,6 @@
 import re
 
 from .cgen import HEAD, c_decl, struct_name, typed_params
-from .headers import base_entry
 from .spec import PER_THREAD_SUFFIXES
 
 
@@ -157,8 +156,8 @@ def emit_guest_c(spec, src):
         o += guest_body(c)
         o += ['}', '']
         for e in c.entries:
-            if e != base_entry(e):
-                # The headers hide per-thread variants' prototypes.
+            if e != c.entries[0]:
+                # The headers may hide variants' prototypes.
                 o.append('cudaError_t %s(%s);' % (e, ', '.join(
                     c_decl(p.ctype, p.name) for p in params) or 'void'))
             o.append('cudaError_t %s(%s)' %

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """NVIDIA's headers, read through libclang, for the prototypes."""
 
+import re
+
 from .spec import PER_THREAD_SUFFIXES, Param, fail
 
 
@@ -78,7 +80,19 @@ def load_prototypes(headers, include_dirs, wanted):
 
 
 def base_entry(name):
+    """The name whose prototype a variant shares: cudaX_ptsz is cudaX's,
+    cuX_v2_ptds is cuX_v2's (the headers declare neither variant)."""
     for s in PER_THREAD_SUFFIXES:
         if name.endswith(s):
             return name[:-len(s)]
     return name
+
+
+def variant_proto(protos, name):
+    """@name's prototype: its own if a header declares it, else that of
+    its base, or of its unversioned name (cuX for cuX_v2)."""
+    for n in (name, base_entry(name),
+              re.sub(r'_v\d+$', '', base_entry(name))):
+        if n in protos:
+            return protos[n]
+    return None

@@ -3,7 +3,7 @@
 
 import re
 
-from .headers import base_entry
+from .headers import variant_proto
 from .spec import (EXTENT_SIZE, INLINE_ARGS, INLINE_RES,
                    PARAM_WORDS, Field, fail)
 
@@ -141,10 +141,9 @@ def resolve(call, protos, headers):
         fail('%s: %s returns %s; generated calls return cudaError_t' %
              (call.where, first, ret))
     for e in call.entries[1:]:
-        b = base_entry(e)
-        if b != first and (b not in protos or
-                           [p.ctype for p in protos[b][1]] !=
-                           [p.ctype for p in params]):
+        v = variant_proto(protos, e)
+        if v is None or v[0] != ret or \
+                [p.ctype for p in v[1]] != [p.ctype for p in params]:
             fail('%s: %s does not share %s\'s prototype' %
                  (call.where, e, first))
     names = {p.name for p in params}

@@ -3,20 +3,21 @@
 
 import re
 
-from .cgen import HEAD, c_decl, struct_name, typed_params
+from .cgen import c_decl, preamble, struct_name, typed_params
 from .spec import PER_THREAD_SUFFIXES
 
 
+GUEST_H = ("Typed requests: each command's builder takes only its own "
+           'argument structure, and its round trip only its own result, so '
+           'a request built with the wrong layout does not compile.')
+GUEST_C = ('The guest entry points of the calls that the description '
+           '(spec/) marks as generated: each marshals its arguments, makes '
+           'the call over the session and unmarshals its results.')
+
+
 def emit_guest_h(spec, src):
-    o = [HEAD % src.rstrip(),
-         '/*',
-         ' * Typed requests: each command\'s builder takes only its own',
-         ' * argument structure, and its round trip only its own result, so',
-         ' * a request built with the wrong layout does not compile.',
-         ' */',
-         '#ifndef XCUDA_GUEST_CALLS_H', '#define XCUDA_GUEST_CALLS_H', '',
-         '#include <string.h>', '',
-         '#include "xcuda/calls.h"', '']
+    o = preamble(src, GUEST_H, 'XCUDA_GUEST_CALLS_H', ('string.h',),
+                 local=('xcuda/calls.h',))
     for c in spec.calls:
         a = 'a' if c.args else 'NULL'
         asz = 'sizeof(*a)' if c.args else '0'
@@ -132,16 +133,8 @@ def guest_body(c):
 
 
 def emit_guest_c(spec, src):
-    o = [HEAD % src.rstrip(),
-         '/*',
-         ' * The guest entry points of the calls that the description (spec/)',
-         ' * marks as generated: each marshals its arguments, makes the call',
-         ' * over the session and unmarshals its results.',
-         ' */',
-         '#include <stdint.h>', '#include <string.h>', '']
-    for h in spec.headers:
-        o.append('#include <%s>' % h)
-    o += ['', '#include "guest.h"', '']
+    o = preamble(src, GUEST_C, system=('stdint.h', 'string.h'),
+                 cuda=spec.headers, local=('guest.h',))
     for c in spec.calls:
         if not c.guest_generated:
             continue

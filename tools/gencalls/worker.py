@@ -3,7 +3,17 @@
 
 import re
 
-from .cgen import HEAD, WIDTH, struct_name, typed_params, width
+from .cgen import WIDTH, preamble, struct_name, typed_params, width
+
+
+HANDLERS_H = ('Prototypes of the hand-written command handlers. Each takes '
+              "its own command's argument and result structures: a handler "
+              "whose structures are another command's does not compile.")
+DISPATCH_C = ("The worker's dispatch: each command's arguments are copied "
+              'into their own structure (from the private copy of the '
+              'request), the arena extents they name are checked, and the '
+              'typed handler runs; the worker side of generated calls is '
+              'here too.')
 
 
 def handler_proto(c, name=None):
@@ -12,15 +22,9 @@ def handler_proto(c, name=None):
 
 
 def emit_handlers_h(spec, src):
-    o = [HEAD % src.rstrip(),
-         '/*',
-         ' * Prototypes of the hand-written command handlers.  Each takes its',
-         ' * own command\'s argument and result structures: a handler whose',
-         ' * structures are another command\'s does not compile.',
-         ' */',
-         '#ifndef XCUDAD_HANDLERS_H', '#define XCUDAD_HANDLERS_H', '',
-         '#include "xcuda/calls.h"', '',
-         'struct xd_session;', 'struct xd_call;', '']
+    o = preamble(src, HANDLERS_H, 'XCUDAD_HANDLERS_H',
+                 local=('xcuda/calls.h',))
+    o += ['struct xd_session;', 'struct xd_call;', '']
     for c in spec.calls:
         if not c.worker_generated:
             o.append(handler_proto(c) + ';')
@@ -143,17 +147,8 @@ def c_signed(c, name):
 
 
 def emit_dispatch_c(spec, src):
-    o = [HEAD % src.rstrip(),
-         '/*',
-         ' * The worker\'s dispatch: each command\'s arguments are copied',
-         ' * into their own structure (from the private copy of the request),',
-         ' * the arena extents they name are checked, and the typed handler',
-         ' * runs; the worker side of generated calls is here too.',
-         ' */',
-         '#include <stdlib.h>', '#include <string.h>', '']
-    for h in spec.headers:
-        o.append('#include <%s>' % h)
-    o += ['', '#include "ops.h"', '']
+    o = preamble(src, DISPATCH_C, system=('stdlib.h', 'string.h'),
+                 cuda=spec.headers, local=('ops.h',))
     for c in spec.calls:
         if c.worker_generated:
             o.append('static ' + handler_proto(c, 'xd_gen_' + c.lc))

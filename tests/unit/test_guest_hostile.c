@@ -20,7 +20,7 @@
 #include "check.h"
 
 enum fake { F_GOOD, F_BAD_ID, F_BAD_LEN, F_BAD_STATUS, F_BAD_OP,
-	    F_BAD_VERSION, F_VANISH, F_SILENT_EXIT };
+	    F_BAD_VERSION, F_OLD_VERSION, F_VANISH, F_SILENT_EXIT };
 
 static char sock_path[108];
 
@@ -44,10 +44,13 @@ static void fake_worker(int conn, enum fake how)
 		rsp.op = req.hdr.op;
 		rsp.flags = req.hdr.flags;
 		if (req.hdr.op == XCUDA_OP_OPEN) {
-			struct xcuda_open_res r = { 1, 0, 1, 0, 13000, 13000 };
+			struct xcuda_open_res r = { XCUDA_PROTO_VERSION, 0, 1,
+						    0, 13000, 13000 };
 
 			if (how == F_BAD_VERSION)
 				r.version = 99;
+			if (how == F_OLD_VERSION)
+				r.version = XCUDA_PROTO_MIN_VERSION - 1;
 			memcpy(rsp.out, &r, sizeof(r));
 			rsp.len = sizeof(r);
 			c.ops->reply(&c, &rsp, 0);
@@ -148,6 +151,8 @@ int main(void)
 		{ F_BAD_STATUS, "status-below-errno-range-ends-session",
 		  cudaErrorDevicesUnavailable },
 		{ F_BAD_OP, "answer-for-another-op-ends-session",
+		  cudaErrorDevicesUnavailable },
+		{ F_OLD_VERSION, "version-below-minimum-refused",
 		  cudaErrorDevicesUnavailable },
 		{ F_BAD_VERSION, "impossible-version-refused",
 		  cudaErrorDevicesUnavailable },

@@ -112,6 +112,17 @@ call A 5
 	param pValue out
 	param bogus out
 	| a'
+refuses field-doc-nowhere 'field bogus names no field' 'call A 5
+	impl hand
+	args a:u64
+	field bogus what
+	| a'
+refuses field-doc-ambiguous 'both the arguments and the result' 'call A 5
+	impl hand
+	args a:u64
+	result a:u64
+	field a what
+	| a'
 refuses unaligned 'is not aligned' 'call A 5
 	impl hand
 	args a:u32 b:u64 c:u32

@@ -485,6 +485,78 @@ static void test_device(void)
 		  rsp.status, sess.device);
 }
 
+/*
+ * Generated commands name their buffers with extents in their arguments:
+ * each is checked against the arena, its buffer's limit and its call's
+ * other arguments before CUDA sees anything.
+ */
+static void test_extents(void)
+{
+	struct xcuda_device_get_by_pci_bus_id_args b;
+	struct xcuda_device_get_pci_bus_id_args p;
+	struct xcuda_stream_get_attribute_args g;
+	struct xcuda_stream_set_attribute_args sa;
+	struct xcuda_request req;
+	uint8_t *arena = chan.arena;
+
+	memset(&b, 0, sizeof(b));
+	b.pciBusId = (struct xcuda_extent){ ARENA - 4, 8 };
+	REQ(&req, XCUDA_OP_DEVICE_GET_BY_PCI_BUS_ID, b);
+	expect("string extent past the arena", &req, cudaErrorInvalidValue);
+	b.pciBusId = (struct xcuda_extent){ UINT32_MAX, 2 };
+	REQ(&req, XCUDA_OP_DEVICE_GET_BY_PCI_BUS_ID, b);
+	expect("string extent wrapping", &req, cudaErrorInvalidValue);
+	b.pciBusId = (struct xcuda_extent){ 64, 0 };
+	REQ(&req, XCUDA_OP_DEVICE_GET_BY_PCI_BUS_ID, b);
+	expect("empty extent that is not NULL's", &req,
+	       cudaErrorInvalidValue);
+	memset(arena + 64, 'a', 300);
+	b.pciBusId = (struct xcuda_extent){ 64, 16 };
+	REQ(&req, XCUDA_OP_DEVICE_GET_BY_PCI_BUS_ID, b);
+	expect("string without its NUL", &req, cudaErrorInvalidValue);
+	arena[64 + 256] = 0;
+	b.pciBusId = (struct xcuda_extent){ 64, 257 };
+	REQ(&req, XCUDA_OP_DEVICE_GET_BY_PCI_BUS_ID, b);
+	expect("string over its limit", &req, cudaErrorInvalidValue);
+
+	memset(&p, 0, sizeof(p));
+	p.pciBusId = (struct xcuda_extent){ 64, 8 };
+	p.len = 16;
+	REQ(&req, XCUDA_OP_DEVICE_GET_PCI_BUS_ID, p);
+	expect("buffer shorter than its length", &req,
+	       cudaErrorInvalidValue);
+	p.len = -1;
+	REQ(&req, XCUDA_OP_DEVICE_GET_PCI_BUS_ID, p);
+	expect("negative buffer length", &req, cudaErrorInvalidValue);
+	p.pciBusId = (struct xcuda_extent){ 64, 257 };
+	p.len = 257;
+	REQ(&req, XCUDA_OP_DEVICE_GET_PCI_BUS_ID, p);
+	expect("buffer over its limit", &req, cudaErrorInvalidValue);
+
+	memset(&g, 0, sizeof(g));
+	g.attr = cudaLaunchAttributePriority;
+	g.value_out = (struct xcuda_extent){ 64,
+					     sizeof(cudaLaunchAttributeValue) -
+					     1 };
+	REQ(&req, XCUDA_OP_STREAM_GET_ATTRIBUTE, g);
+	expect("structure extent of the wrong size", &req,
+	       cudaErrorInvalidValue);
+	g.value_out.len++;
+	g.hStream = XCUDA_HANDLE_FIRST + 7;
+	REQ(&req, XCUDA_OP_STREAM_GET_ATTRIBUTE, g);
+	expect("unknown stream with a good extent", &req,
+	       cudaErrorInvalidResourceHandle);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.attr = cudaLaunchAttributeCooperative;
+	REQ(&req, XCUDA_OP_STREAM_SET_ATTRIBUTE, sa);
+	expect("launch-only attribute on a stream", &req,
+	       cudaErrorInvalidValue);
+	sa.attr = 12345;
+	REQ(&req, XCUDA_OP_STREAM_SET_ATTRIBUTE, sa);
+	expect("unknown stream attribute", &req, cudaErrorInvalidValue);
+}
+
 static void test_close(void)
 {
 	struct xcuda_request req;
@@ -519,6 +591,7 @@ int main(void)
 	test_modules();
 	test_symbols();
 	test_device();
+	test_extents();
 	test_close();
 	xd_session_fini(&sess);
 	free(chan.arena);

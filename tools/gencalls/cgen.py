@@ -136,8 +136,14 @@ def emit_struct(out, call, what, fields, size):
         return
     out.append('%s {' % struct_name(call, what))
     for f in fields:
-        doc = ' /* %s */' % f.doc if f.doc and f.param is None else ''
-        out.append('\t%s%s' % (f.decl(), doc))
+        line = '\t' + f.decl()
+        if f.doc and f.param is None:
+            if width('%s /* %s */' % (line, f.doc)) <= WIDTH:
+                line = '%s /* %s */' % (line, f.doc)
+            else:
+                text = textwrap.wrap(f.doc, 66)
+                out += ['\t/*'] + ['\t * ' + t for t in text] + ['\t */']
+        out.append(line)
     out.append('};')
     out.append('_Static_assert(sizeof(%s) == %d, "%s %s");' %
                (struct_name(call, what), size, call.name, what))

@@ -43,10 +43,12 @@ def field_rows(fields):
         t = f.ctype + ('[%s]' % f.array if f.array is not None else '')
         meaning = f.doc
         if f.param is not None:
-            p = f.param
-            meaning = param_meaning(p)
+            meaning = param_meaning(f.param)
+        elif f.name.startswith(('rsvd', 'pad')) and not meaning:
+            meaning = 'zero'
         elif f.wire in ('stream', 'event', 'module', 'func'):
-            meaning = ('%s handle; ' % f.wire) + meaning
+            meaning = '; '.join(x for x in ('a %s handle' % f.wire, meaning)
+                                if x)
         rows.append('| %d | %s | %s | %s |' % (f.offset, f.name, md(t),
                                                md(meaning)))
     return rows

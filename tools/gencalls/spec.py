@@ -108,6 +108,7 @@ class Call:
         self.data = 'none'
         self.doc = []
         self.annot = {}         # param name -> list of words
+        self.field_docs = {}    # [args.|result.]field -> (text, where)
         self.check = None
         self.proto = None       # (return type, [Param])
         self.args = []          # [Field]
@@ -241,12 +242,33 @@ def parse_spec(path, spec):
             if words[1] in call.annot:
                 fail('%s: param %s annotated twice' % (where, words[1]))
             call.annot[words[1]] = (words[2:], where)
+        elif key == 'field':
+            if len(words) < 3:
+                fail('%s: field NAME TEXT' % where)
+            if words[1] in call.field_docs:
+                fail('%s: field %s documented twice' % (where, words[1]))
+            call.field_docs[words[1]] = (rest[len(words[1]):].strip(), where)
         elif key == 'check':
             if len(words) != 2:
                 fail('%s: check FUNCTION' % where)
             call.check = words[1]
         else:
             fail('%s: unknown key "%s"' % (where, key))
+
+
+def document_fields(c):
+    """Gives the fields of a hand-written layout their "field" text; a
+    name in both the arguments and the result takes args. or result."""
+    for key, (text, where) in c.field_docs.items():
+        part, _, name = key.rpartition('.')
+        hits = [f for which, fields in (('args', c.args_spec or []),
+                                        ('result', c.res_spec or []))
+                if part in ('', which) for f in fields if f.name == name]
+        if len(hits) != 1:
+            fail('%s: field %s names %s' % (
+                where, key, 'no field' if not hits else
+                'a field of both the arguments and the result'))
+        hits[0].doc = text
 
 
 def check_spec(spec):
@@ -285,5 +307,6 @@ def check_spec(spec):
             if c.annot:
                 fail('%s: "param" annotates prototypes; this call gives '
                      'its layout' % c.where)
+            document_fields(c)
         if 'varargs' in c.flags and c.from_prototype:
             fail('%s: only explicit layouts may be varargs' % c.where)

@@ -35,7 +35,7 @@ CUDART    := -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
 # that unit tests may link too.
 # The call description: tools/gen-calls.py writes the wire layouts, the
 # guest entry points and the worker's dispatch from it into $(GEN).
-SPEC       := spec/xcuda.calls spec/cudart.calls
+SPEC       := $(sort $(wildcard spec/*.calls))
 GEN_STAMP  := $(GEN)/stamp
 GEN_HDRS   := $(GEN)/include/xcuda/calls.h $(GEN)/include/xcuda/guest_calls.h \
 	      $(GEN)/include/xcuda/worker_handlers.h

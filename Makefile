@@ -83,7 +83,7 @@ modules:
 
 # The generator skips its work (and libclang) when the stamp's hash of
 # the description and of itself still matches.
-$(GEN_STAMP): $(SPEC) tools/gen-calls.py $(wildcard tools/gencalls/*.py)
+$(GEN_STAMP): $(SPEC) tools/gen-calls.py $(wildcard tools/gencalls/*.py) Makefile
 	$(PYTHON) tools/gen-calls.py code --out $(GEN) \
 		--cuda-include $(CUDA_HOME)/include $(SPEC)
 $(GEN_HDRS) $(GEN_COMMON) $(GEN_GUEST) $(GEN_DAEMON): $(GEN_STAMP)

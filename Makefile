@@ -86,7 +86,10 @@ modules:
 $(GEN_STAMP): $(SPEC) tools/gen-calls.py $(wildcard tools/gencalls/*.py) Makefile
 	$(PYTHON) tools/gen-calls.py code --out $(GEN) \
 		--cuda-include $(CUDA_HOME)/include $(SPEC)
+# A recipe, even an empty one, makes make look at them again once the
+# stamp's recipe has run, so what includes them is rebuilt in one pass.
 $(GEN_HDRS) $(GEN_COMMON) $(GEN_GUEST) $(GEN_DAEMON): $(GEN_STAMP)
+	@:
 
 $(GEN)/docs/commands.md: $(SPEC) tools/gen-calls.py $(wildcard tools/gencalls/*.py)
 	$(PYTHON) tools/gen-calls.py docs --out $@ \

@@ -126,3 +126,40 @@ int xd_event_lookup(struct xd_htab *t, uint32_t h, cudaEvent_t *out)
 	*out = (cudaEvent_t)e->ptr;
 	return 0;
 }
+
+int xd_object_lookup(struct xd_htab *t, uint32_t h, void **out)
+{
+	struct xd_hent *e = xd_htab_get(t, h);
+
+	if (!e)
+		return cudaErrorInvalidResourceHandle;
+	*out = e->ptr;
+	return 0;
+}
+
+int xd_object_add(struct xd_htab *t, void *ptr, int device, int borrowed,
+		  uint32_t *h)
+{
+	struct xd_hent *e;
+	uint32_t i;
+
+	/* CUDA answers the same object each time: so do we. */
+	for (i = 0; borrowed && (i = xd_htab_next(t, i));) {
+		e = xd_htab_get(t, i);
+		if (e->ptr == ptr && e->borrowed) {
+			*h = i;
+			return 0;
+		}
+	}
+	e = xd_htab_add(t, ptr, h);
+	if (!e)
+		return cudaErrorMemoryAllocation;
+	e->device = device;
+	e->borrowed = !!borrowed;
+	return 0;
+}
+
+void xd_object_drop(struct xd_htab *t, uint32_t h)
+{
+	xd_htab_del(t, h);
+}

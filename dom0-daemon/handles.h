@@ -19,6 +19,7 @@ struct xd_hent {
 	uint32_t owner;		/* kernels: their module's handle */
 	int device;		/* streams, events: the device they live on */
 	uint8_t used;
+	uint8_t borrowed;	/* not the session's to destroy */
 };
 
 struct xd_htab {
@@ -51,5 +52,17 @@ uint32_t xd_htab_next(const struct xd_htab *t, uint32_t h);
 int xd_stream_lookup(struct xd_htab *t, uint32_t h, cudaStream_t *out);
 /* Resolves a wire event handle, live in @t: 0 or the same error. */
 int xd_event_lookup(struct xd_htab *t, uint32_t h, cudaEvent_t *out);
+
+/*
+ * Tables of the objects the description declares ("handle"): lookup,
+ * 0 or cudaErrorInvalidResourceHandle; add, 0 or
+ * cudaErrorMemoryAllocation, where a borrowed object (one CUDA owns,
+ * such as a device's default pool) keeps the handle it already has;
+ * drop.
+ */
+int xd_object_lookup(struct xd_htab *t, uint32_t h, void **out);
+int xd_object_add(struct xd_htab *t, void *ptr, int device, int borrowed,
+		  uint32_t *h);
+void xd_object_drop(struct xd_htab *t, uint32_t h);
 
 #endif /* XCUDAD_HANDLES_H */

@@ -62,8 +62,10 @@ int xd_op_device_reset(struct xd_session *s, struct xd_call *call)
 
 	(void)call;
 	err = cudaDeviceReset();
-	if (!err)
+	if (!err) {
 		xd_streams_forget_device(s, s->device);
+		xd_objects_forget_device(s, s->device);
+	}
 	return err;
 }
 

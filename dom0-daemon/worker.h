@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "xcuda/calls.h"
+#include "xcuda/worker_handlers.h"
 #include "handles.h"
 #include "transport.h"
 
@@ -40,6 +41,8 @@ struct xd_session {
 	struct xd_htab events;
 	struct xd_htab modules;	/* meta: struct xd_module */
 	struct xd_htab funcs;	/* meta: struct xd_func */
+	/* Objects of the kinds the description declares with "handle". */
+	struct xd_htab objects[XD_OBJECT_KINDS];
 	struct xd_pin *pins;
 	unsigned int npins;
 	struct xd_upload upload;

@@ -123,6 +123,12 @@ cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 uint64_t xc_strsize(const char *s, uint64_t max);
 /* Bytes of a buffer of @len, at most @max; 0 for NULL or len <= 0. */
 uint64_t xc_bufsize(const void *p, long long len, uint64_t max);
+/*
+ * Bytes of an array of @count elements of @size: 0 for NULL or none,
+ * UINT64_MAX when over @max (the call then fails as invalid).
+ */
+uint64_t xc_arraysize(const void *p, long long count, size_t size,
+		      uint64_t max);
 /* Folds answers already in and any latched error into the last error. */
 void xc_poll_latched(void);
 /*
@@ -203,6 +209,11 @@ int xc_cfg_pop(struct xc_launch_cfg *cfg);
 /* A guest cudaStream_t/cudaEvent_t is the wire handle as a pointer. */
 int xc_stream_handle(cudaStream_t s, int per_thread, uint32_t *h);
 int xc_event_handle(cudaEvent_t e, uint32_t *h);
+/*
+ * Any other object the worker holds for us (spec: "handle") is its wire
+ * handle as a pointer too; NULL travels as 0, which the worker refuses.
+ */
+int xc_handle_in(const void *p, uint32_t *h);
 /* A device reset destroyed the per-thread streams made for threads. */
 void xc_pt_streams_reset(int dev);
 /*

@@ -452,6 +452,16 @@ uint64_t xc_bufsize(const void *p, long long len, uint64_t max)
 	return (uint64_t)len < max ? (uint64_t)len : max;
 }
 
+uint64_t xc_arraysize(const void *p, long long count, size_t size,
+		      uint64_t max)
+{
+	if (!p || count <= 0)
+		return 0;
+	if ((unsigned long long)count > max / size)
+		return UINT64_MAX;
+	return (uint64_t)count * size;
+}
+
 cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 			    void *res, size_t res_len, struct xc_xfer *x,
 			    unsigned int n)

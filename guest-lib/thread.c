@@ -152,6 +152,16 @@ int xc_stream_handle(cudaStream_t s, int per_thread, uint32_t *h)
 	return 0;
 }
 
+int xc_handle_in(const void *p, uint32_t *h)
+{
+	uintptr_t v = (uintptr_t)p;
+
+	if (v > UINT32_MAX || (v && v < XCUDA_HANDLE_FIRST))
+		return -1;
+	*h = (uint32_t)v;
+	return 0;
+}
+
 int xc_event_handle(cudaEvent_t e, uint32_t *h)
 {
 	uintptr_t v = (uintptr_t)e;

@@ -86,5 +86,33 @@ int main(void)
 		  "err %d", err);
 	xd_htab_free(&t);
 
+	/* Objects: a borrowed one keeps its handle, an owned one does not. */
+	{
+		uint32_t b1, b2, o1, o2;
+		void *p = NULL;
+
+		err = xd_object_add(&t, &dummy[2], 0, 1, &b1) ||
+		      xd_object_add(&t, &dummy[2], 0, 1, &b2) ||
+		      xd_object_add(&t, &dummy[3], 0, 0, &o1) ||
+		      xd_object_add(&t, &dummy[3], 0, 0, &o2);
+		CHECK_MSG(!err && b1 == b2 && o1 != o2 && o1 != b1,
+			  "borrowed objects keep one handle",
+			  "err %d handles %u %u %u %u", err, b1, b2, o1, o2);
+		CHECK_MSG(xd_htab_get(&t, b1)->borrowed &&
+			  !xd_htab_get(&t, o1)->borrowed,
+			  "ownership is recorded", "flags wrong");
+		err = xd_object_lookup(&t, o2, &p);
+		CHECK_MSG(!err && p == &dummy[3], "object resolves",
+			  "err %d", err);
+		xd_object_drop(&t, o2);
+		CHECK_EQ(xd_object_lookup(&t, o2, &p),
+			 cudaErrorInvalidResourceHandle,
+			 "dropped object is unknown");
+		CHECK_EQ(xd_object_lookup(&t, 0, &p),
+			 cudaErrorInvalidResourceHandle,
+			 "object 0 is unknown");
+		xd_htab_free(&t);
+	}
+
 	return check_summary();
 }

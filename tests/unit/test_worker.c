@@ -557,6 +557,45 @@ static void test_extents(void)
 	expect("unknown stream attribute", &req, cudaErrorInvalidValue);
 }
 
+/* Objects of the kinds the description declares: pools. */
+static void test_objects(void)
+{
+	struct xcuda_mem_pool_create_args c;
+	struct xcuda_mem_pool_trim_to_args t;
+	struct xcuda_mem_pool_set_access_args sa;
+	struct xcuda_request req;
+
+	memset(&c, 0, sizeof(c));
+	c.poolProps.allocType = cudaMemAllocationTypePinned;
+	c.poolProps.handleTypes = cudaMemHandleTypePosixFileDescriptor;
+	REQ(&req, XCUDA_OP_MEM_POOL_CREATE, c);
+	expect("exportable pool refused", &req, cudaErrorInvalidValue);
+	c.poolProps.handleTypes = cudaMemHandleTypeNone;
+	c.poolProps.win32SecurityAttributes = (void *)0x1234;
+	REQ(&req, XCUDA_OP_MEM_POOL_CREATE, c);
+	expect("pool with a guest pointer refused", &req,
+	       cudaErrorInvalidValue);
+
+	memset(&t, 0, sizeof(t));
+	t.memPool = XCUDA_HANDLE_FIRST + 3;
+	REQ(&req, XCUDA_OP_MEM_POOL_TRIM_TO, t);
+	expect("unknown pool", &req, cudaErrorInvalidResourceHandle);
+	t.memPool = 0;
+	REQ(&req, XCUDA_OP_MEM_POOL_TRIM_TO, t);
+	expect("pool 0", &req, cudaErrorInvalidResourceHandle);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.descList = (struct xcuda_extent){ 64,
+					     sizeof(struct cudaMemAccessDesc) };
+	sa.count = 2;
+	REQ(&req, XCUDA_OP_MEM_POOL_SET_ACCESS, sa);
+	expect("more descriptors than the extent holds", &req,
+	       cudaErrorInvalidValue);
+	sa.count = UINT64_MAX;
+	REQ(&req, XCUDA_OP_MEM_POOL_SET_ACCESS, sa);
+	expect("a count that overflows", &req, cudaErrorInvalidValue);
+}
+
 static void test_close(void)
 {
 	struct xcuda_request req;
@@ -592,6 +631,7 @@ int main(void)
 	test_symbols();
 	test_device();
 	test_extents();
+	test_objects();
 	test_close();
 	xd_session_fini(&sess);
 	free(chan.arena);

@@ -23,7 +23,19 @@ def param_meaning(p):
     if p.kind == 'func':
         return 'the kernel `%s`: a handle from FUNC_GET' % p.name
     if p.kind == 'devptr':
-        return 'the device address `%s`' % p.name
+        return 'the device address `%s`%s' % (
+            p.name, ' answered' if p.dir == 'out' else '')
+    if p.kind == 'handle':
+        return 'the %s `%s`: a handle' % (p.handle.kind, p.name)
+    if p.kind == 'newhandle':
+        return 'the %s answered: a handle%s' % (
+            p.handle.kind, ', of an object CUDA owns' if 'borrowed' in
+            p.words else '')
+    if p.kind == 'sized':
+        return '`*%s`, %d bytes' % (p.name, p.size)
+    if p.kind == 'array':
+        return 'arena extent: `%s` elements of `%s`, at most %d bytes' % (
+            p.buf_len, p.canon.pointee.spelling, p.max)
     if p.kind == 'string':
         return 'arena extent: the NUL-terminated string `%s`, at most %d ' \
             'bytes' % (p.name, p.max)

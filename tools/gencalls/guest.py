@@ -4,7 +4,7 @@
 import re
 
 from .cgen import c_decl, preamble, struct_name, typed_params
-from .spec import PER_THREAD_SUFFIXES
+from .spec import ARENA_KINDS, PER_THREAD_SUFFIXES
 
 
 GUEST_H = ("Typed requests: each command's builder takes only its own "
@@ -55,7 +55,7 @@ def guest_body(c):
         decls.append('\t%s a;' % struct_name(c, 'args'))
     if c.res:
         decls.append('\t%s r;' % struct_name(c, 'res'))
-    xfers = [p for p in c.params if p.kind in ('string', 'buf', 'object')]
+    xfers = [p for p in c.params if p.kind in ARENA_KINDS]
     if xfers:
         decls.append('\tstruct xc_xfer x[%d];' % len(xfers))
     decls.append('\tcudaError_t err;')
@@ -64,14 +64,15 @@ def guest_body(c):
         b.append('\tmemset(&a, 0, sizeof(a));')
     # Pointers CUDA must be given.
     for p in c.params:
-        if p.kind in ('inline', 'object', 'string') and not p.nullable:
+        if (p.kind in ('inline', 'object', 'string', 'newhandle', 'sized') or
+                p.kind == 'devptr' and p.dir == 'out') and not p.nullable:
             b += ['\tif (!%s)' % p.name,
                   '\t\treturn xc_ret(cudaErrorInvalidValue);']
     for p in c.params:
         f = p.name
         if p.kind == 'scalar':
             b.append('\ta.%s = %s;' % (f, p.name))
-        elif p.kind == 'devptr':
+        elif p.kind == 'devptr' and p.dir == 'in':
             b.append('\ta.%s = (uintptr_t)%s;' % (f, p.name))
         elif p.kind == 'stream':
             b += ['\tif (xc_stream_handle(%s, per_thread, &a.%s))' %
@@ -84,11 +85,18 @@ def guest_body(c):
             b += ['\terr = xc_func_handle(%s, &a.%s, %s);' %
                   (p.name, f, p.unknown),
                   '\tif (err)', '\t\treturn xc_ret(err);']
-        elif p.kind == 'inline' and p.dir == 'in':
+        elif p.kind == 'handle':
+            b += ['\tif (xc_handle_in(%s, &a.%s))' % (p.name, f),
+                  '\t\treturn xc_ret(cudaErrorInvalidResourceHandle);']
+        elif p.kind in ('inline', 'sized') and p.dir == 'in':
             b.append('\tmemcpy(&a.%s, %s, sizeof(a.%s));' % (f, p.name, f))
     for i, p in enumerate(xfers):
         if p.kind == 'string':
             ln = 'xc_strsize(%s, %d)' % (p.name, p.max)
+            d = 'XC_XFER_IN'
+        elif p.kind == 'array':
+            ln = 'xc_arraysize(%s, %s, sizeof(*%s), %d)' % (
+                p.name, p.buf_len, p.name, p.max)
             d = 'XC_XFER_IN'
         elif p.kind == 'buf':
             ln = 'xc_bufsize(%s, %s, %d)' % (p.name, p.buf_len, p.max)
@@ -99,8 +107,10 @@ def guest_body(c):
             ln = 'sizeof(*%s)' % p.name
             d = {'in': 'XC_XFER_IN', 'out': 'XC_XFER_OUT',
                  'inout': 'XC_XFER_INOUT'}[p.dir]
-        b.append('\tx[%d] = (struct xc_xfer){ (void *)%s, %s, %s, '
-                 '&a.%s };' % (i, p.name, ln, d, p.name))
+        b += ['\tx[%d].ptr = (void *)%s;' % (i, p.name),
+              '\tx[%d].len = %s;' % (i, ln),
+              '\tx[%d].dir = %s;' % (i, d),
+              '\tx[%d].ext = &a.%s;' % (i, p.name)]
     if xfers:
         b.append('\terr = xc_forward_xfer(XCUDA_OP_%s, &a, sizeof(a), %s, '
                  '%s, x, %d);' % (c.name, '&r' if c.res else 'NULL',
@@ -112,12 +122,26 @@ def guest_body(c):
         b.append('\terr = xc_call_%s(%s);' %
                  (c.lc, ', '.join((['&a'] if c.args else []) +
                                   (['&r'] if c.res else []))))
-    outs = [p for p in c.params if p.kind == 'inline' and p.dir == 'out']
+    outs = [p for p in c.params if p.kind in ('inline', 'sized', 'devptr')
+            and p.dir == 'out' or p.kind == 'newhandle']
     if outs:
         b += ['\tif (err)', '\t\treturn err;']
         for p in outs:
+            if p.kind == 'newhandle':
+                # What the peer calls a handle must look like one.
+                b += ['\tif (r.%s < XCUDA_HANDLE_FIRST)' % p.name,
+                      '\t\treturn xc_ret(cudaErrorUnknown);']
+        for p in outs:
             pt = re.sub(r'^const\s+', '', p.canon.pointee.spelling)
-            if p.canon.pointee.record:
+            if p.kind == 'newhandle':
+                set_ = '\t*%s = (%s)(uintptr_t)r.%s;' % (
+                    p.name, p.handle.ctype, p.name)
+            elif p.kind == 'sized':
+                set_ = '\tmemcpy(%s, &r.%s, sizeof(r.%s));' % (
+                    p.name, p.name, p.name)
+            elif p.kind == 'devptr':
+                set_ = '\t*%s = (void *)(uintptr_t)r.%s;' % (p.name, p.name)
+            elif p.canon.pointee.record:
                 set_ = '\tmemcpy(%s, &r.%s, sizeof(r.%s));' % (
                     p.name, p.name, p.name)
             else:

@@ -4,7 +4,7 @@
 import re
 
 from .headers import variant_proto
-from .spec import (EXTENT_SIZE, INLINE_ARGS, INLINE_RES,
+from .spec import (ARENA_KINDS, EXTENT_SIZE, INLINE_ARGS, INLINE_RES,
                    PARAM_WORDS, Field, fail)
 
 
@@ -20,18 +20,22 @@ def wire_scalar(ct, where):
     fail('%s: no wire type for %s' % (where, ct.spelling))
 
 
-def classify(call, p):
+def classify(call, p, handles):
     """Gives @p its kind and direction from its type and annotation."""
     words, where = call.annot.get(p.name, ([], call.where))
     ct = p.canon
     for w in words:
-        m = re.fullmatch(r'buf\(([A-Za-z_][A-Za-z0-9_]*)\)', w)
+        m = re.fullmatch(r'(buf|array)\(([A-Za-z_][A-Za-z0-9_]*)\)', w)
         mm = re.fullmatch(r'max=(\d+)', w)
         mu = re.fullmatch(r'unknown=(cudaError\w+)', w)
+        ms = re.fullmatch(r'size=(4|8)', w)
         if mu:
             p.unknown = mu.group(1)
+        elif ms:
+            p.size = int(ms.group(1))
         elif m:
-            p.buf_len = m.group(1)
+            p.buf_len = m.group(2)
+            p.is_array = m.group(1) == 'array'
         elif mm:
             p.max = int(mm.group(1))
         elif w in PARAM_WORDS:
@@ -42,6 +46,22 @@ def classify(call, p):
     if len(dirs) > 1:
         fail('%s: %s has two directions' % (where, p.name))
     p.nullable = 'nullable' in p.words
+    if p.ctype in handles:
+        if p.words - {'in', 'destroy'}:
+            fail('%s: %s is a handle: only "destroy" applies' %
+                 (where, p.name))
+        p.kind, p.handle = 'handle', handles[p.ctype]
+        return
+    target = re.sub(r'\s*\*$', '', p.ctype)
+    if target in handles:
+        if p.words - {'out', 'borrowed'}:
+            fail('%s: %s returns a handle: "out", and "borrowed" for an '
+                 'object the session does not own' % (where, p.name))
+        p.kind, p.handle, p.dir = 'newhandle', handles[target], 'out'
+        return
+    if 'destroy' in p.words or 'borrowed' in p.words:
+        fail('%s: %s is no handle (declare its type with "handle")' %
+             (where, p.name))
     if ct.kind != 'pointer':
         if p.words - {'in'}:
             fail('%s: %s is passed by value: only "in" applies' %
@@ -59,7 +79,11 @@ def classify(call, p):
     if p.unknown != 'cudaErrorInvalidDeviceFunction':
         fail('%s: unknown= applies to func parameters' % where)
     if 'devptr' in p.words:
+        # void *p: a device address in; void **p with "out": one out.
         p.kind = 'devptr'
+        p.dir = 'out' if 'out' in dirs else 'in'
+        if p.dir == 'out' and ct.pointee.kind != 'pointer':
+            fail('%s: %s: an out devptr is a void **' % (where, p.name))
         return
     pt = ct.pointee
     if 'string' in p.words:
@@ -67,12 +91,24 @@ def classify(call, p):
             fail('%s: %s: a string is a const char *' % (where, p.name))
         p.kind, p.dir = 'string', 'in'
         return
+    if p.buf_len and p.is_array:
+        if pt.size <= 0 or (dirs and dirs != {'in'}):
+            fail('%s: %s: array() is an input of sized elements' %
+                 (where, p.name))
+        p.kind, p.dir = 'array', 'in'
+        return
     if p.buf_len:
         if pt.kind not in ('char', 'void', 'int') or \
                 (pt.kind == 'int' and pt.size != 1):
             fail('%s: %s: buf() is for byte buffers' % (where, p.name))
         p.kind = 'buf'
         p.dir = dirs.pop() if dirs else 'out'
+        return
+    if p.size:
+        if pt.kind != 'void' or len(dirs) != 1 or 'inout' in dirs:
+            fail('%s: %s: size= gives a void pointer\'s object a size, in '
+                 'or out' % (where, p.name))
+        p.kind, p.dir = 'sized', dirs.pop()
         return
     if not dirs:
         fail('%s: %s (%s) is a pointer: annotate it (in, out, inout, '
@@ -125,7 +161,7 @@ def layout(fields, where, limit, what):
     return out, off
 
 
-def resolve(call, protos, headers):
+def resolve(call, protos, headers, handles):
     if not call.from_prototype:
         call.args, call.args_size = layout(call.args_spec or [], call.where,
                                            INLINE_ARGS, 'args')
@@ -152,22 +188,30 @@ def resolve(call, protos, headers):
             fail('%s: %s has no parameter %s' % (call.annot[n][1], first, n))
     args, res = [], []
     for p in params:
-        classify(call, p)
+        classify(call, p, handles)
     for p in params:
-        if p.kind == 'buf' and p.buf_len not in names:
-            fail('%s: buf(%s) of %s names no parameter' %
-                 (call.where, p.buf_len, p.name))
+        if p.kind in ('buf', 'array') and p.buf_len not in names:
+            fail('%s: %s(%s) of %s names no parameter' %
+                 (call.where, p.kind, p.buf_len, p.name))
         where = '%s: %s' % (call.where, p.name)
         if p.kind == 'scalar':
             t, s = wire_scalar(p.canon, where)
             args.append(Field(p.name, t, s, s, doc=p.ctype, param=p))
-        elif p.kind in ('stream', 'event', 'func'):
+        elif p.kind in ('stream', 'event', 'func', 'handle'):
             args.append(Field(p.name, 'uint32_t', 4, 4,
                               doc='%s handle' % p.kind, param=p))
+        elif p.kind == 'newhandle':
+            res.append(Field(p.name, 'uint32_t', 4, 4,
+                             doc='%s handle' % p.handle.kind, param=p))
+        elif p.kind == 'sized':
+            t = 'uint%d_t' % (p.size * 8)
+            (args if p.dir == 'in' else res).append(
+                Field(p.name, t, p.size, p.size, doc=t, param=p))
         elif p.kind == 'devptr':
-            args.append(Field(p.name, 'uint64_t', 8, 8,
-                              doc='device address', param=p))
-        elif p.kind in ('string', 'buf', 'object'):
+            (args if p.dir == 'in' else res).append(
+                Field(p.name, 'uint64_t', 8, 8, doc='device address',
+                      param=p))
+        elif p.kind in ARENA_KINDS:
             args.append(Field(p.name, 'struct xcuda_extent', EXTENT_SIZE, 4,
                               doc='arena extent: %s' % p.ctype, param=p))
         elif p.kind == 'inline':
@@ -184,6 +228,6 @@ def resolve(call, protos, headers):
     call.args, call.args_size = layout(args, call.where, INLINE_ARGS, 'args')
     call.res, call.res_size = layout(res, call.where, INLINE_RES, 'result')
     if 'postable' in call.flags and (res or any(
-            p.kind in ('string', 'buf', 'object') for p in params)):
+            p.kind in ARENA_KINDS for p in params)):
         fail('%s: a postable call has no results and no arena extents' %
              call.where)

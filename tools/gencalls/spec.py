@@ -41,10 +41,12 @@ EXTENT_SIZE = 8
 
 # Parameter annotations of generated calls.
 PARAM_WORDS = ('in', 'out', 'inout', 'nullable', 'func', 'devptr',
-               'struct', 'string', 'arena')
+               'struct', 'string', 'arena', 'destroy', 'borrowed')
 
 
 PER_THREAD_SUFFIXES = ('_ptsz', '_ptds')
+# Parameter kinds that travel through the arena, named by an extent.
+ARENA_KINDS = ('string', 'buf', 'object', 'array')
 
 
 INLINE_ARGS = 224
@@ -90,6 +92,9 @@ class Param:
         self.kind = None            # resolved by Call.resolve()
         self.dir = 'in'
         self.nullable = False
+        self.size = 0               # size=N of a void pointer's object
+        self.is_array = False       # array(COUNT) rather than buf(LEN)
+        self.handle = None          # the HandleKind of handle parameters
         # What a func parameter that names no kernel answers.
         self.unknown = 'cudaErrorInvalidDeviceFunction'
 
@@ -135,11 +140,29 @@ class Call:
         return self.impl != 'hand'
 
 
+class HandleKind:
+    """A kind of CUDA object named on the wire by a handle of a worker's
+    table: its C type, how the worker destroys what a session leaves, and
+    when (lower orders first)."""
+
+    def __init__(self, kind, ctype, destroy, order, where):
+        self.kind = kind
+        self.ctype = ctype
+        self.destroy = destroy
+        self.order = order
+        self.where = where
+
+    @property
+    def enum(self):
+        return 'XD_H_' + self.kind.upper()
+
+
 class Spec:
     def __init__(self):
         self.headers = []
         self.calls = []
         self.files = []
+        self.handles = {}       # C type -> HandleKind
 
 
 def parse_fields(text, where):
@@ -173,6 +196,23 @@ def parse_fields(text, where):
     return fields
 
 
+def parse_handle(words, where, spec):
+    """handle KIND CTYPE destroy=FUNCTION [order=N]"""
+    opts = dict(w.split('=', 1) for w in words[3:] if '=' in w)
+    if len(words) < 4 or not re.fullmatch(r'[a-z][a-z0-9]*', words[1]) or \
+            set(opts) - {'destroy', 'order'} or 'destroy' not in opts or \
+            len(opts) != len(words) - 3:
+        fail('%s: handle KIND CTYPE destroy=FUNCTION [order=N]' % where)
+    taken = [h.kind for h in spec.handles.values()] + \
+        ['stream', 'event', 'module', 'func']
+    if words[2] in spec.handles or words[1] in taken:
+        fail('%s: handle %s %s is declared twice' %
+             (where, words[1], words[2]))
+    spec.handles[words[2]] = HandleKind(
+        words[1], words[2], opts['destroy'], int(opts.get('order', 50)),
+        where)
+
+
 def parse_spec(path, spec):
     """Reads one .calls file into @spec."""
     spec.files.append(path)
@@ -201,8 +241,13 @@ def parse_spec(path, spec):
                     spec.headers.append(words[1])
                 call = None
                 continue
+            if key == 'handle':
+                parse_handle(words, where, spec)
+                call = None
+                continue
             if key != 'call':
-                fail('%s: expected "call NAME NUMBER" or "header"' % where)
+                fail('%s: expected "call NAME NUMBER", "header" or '
+                     '"handle"' % where)
             if len(words) != 3 or not re.fullmatch(r'[A-Z][A-Z0-9_]*',
                                                    words[1]) \
                     or not words[2].isdigit():

@@ -4,6 +4,7 @@
 import re
 
 from .cgen import WIDTH, preamble, struct_name, typed_params, width
+from .spec import ARENA_KINDS
 
 
 HANDLERS_H = ('Prototypes of the hand-written command handlers. Each takes '
@@ -16,6 +17,44 @@ DISPATCH_C = ("The worker's dispatch: each command's arguments are copied "
               'here too.')
 
 
+def object_kinds(spec):
+    """The declared handle kinds, in the order the session destroys them."""
+    return sorted(spec.handles.values(), key=lambda h: (h.order, h.kind))
+
+
+def emit_objects(spec):
+    """The session's teardown of its objects, and the device reset's."""
+    kinds = object_kinds(spec)
+    o = ['/* What the session still holds goes, its own objects destroyed. */',
+         'static void xd_objects_fini(struct xd_session *s)', '{']
+    if kinds:
+        o += ['\tstruct xd_hent *e;', '\tuint32_t h;', '']
+    else:
+        o.append('\t(void)s;')
+    for k in kinds:
+        t = '&s->objects[%s]' % k.enum
+        o += ['\tfor (h = 0; (h = xd_htab_next(%s, h));) {' % t,
+              '\t\te = xd_htab_get(%s, h);' % t,
+              '\t\tif (!e->borrowed)',
+              '\t\t\t%s((%s)e->ptr);' % (k.destroy, k.ctype), '\t}',
+              '\txd_htab_free(%s);' % t]
+    o += ['}', '', 'XD_SESSION_HOOKS(objects, 15, NULL, xd_objects_fini);',
+          '', '/* A device reset destroyed the device\'s objects. */',
+          'void xd_objects_forget_device(struct xd_session *s, int device)',
+          '{']
+    if kinds:
+        o += ['\tuint32_t h;', '']
+    else:
+        o += ['\t(void)s;', '\t(void)device;']
+    for k in kinds:
+        t = '&s->objects[%s]' % k.enum
+        o += ['\tfor (h = 0; (h = xd_htab_next(%s, h));)' % t,
+              '\t\tif (xd_htab_get(%s, h)->device == device)' % t,
+              '\t\t\txd_htab_del(%s, h);' % t]
+    o += ['}', '']
+    return o
+
+
 def handler_proto(c, name=None):
     ps = ['struct xd_session *s'] + typed_params(c) + ['struct xd_call *call']
     return 'int %s(%s)' % (name or 'xd_op_' + c.lc, ', '.join(ps))
@@ -24,7 +63,13 @@ def handler_proto(c, name=None):
 def emit_handlers_h(spec, src):
     o = preamble(src, HANDLERS_H, 'XCUDAD_HANDLERS_H',
                  local=('xcuda/calls.h',))
-    o += ['struct xd_session;', 'struct xd_call;', '']
+    o += ['struct xd_session;', 'struct xd_call;', '',
+          '/* The worker\'s tables of objects declared with "handle". */',
+          'enum xd_object_kind {']
+    o += ['\t%s,' % h.enum for h in object_kinds(spec)]
+    o += ['\tXD_OBJECT_KINDS', '};', '',
+          'void xd_objects_forget_device(struct xd_session *s, int device);',
+          '']
     for c in spec.calls:
         if not c.worker_generated:
             o.append(handler_proto(c) + ';')
@@ -45,9 +90,17 @@ def worker_body(c):
             d.append('\tcudaEvent_t %s;' % p.name)
         elif p.kind == 'func':
             d.append('\tcudaKernel_t %s;' % p.name)
-        elif p.kind in ('string', 'buf', 'object'):
+        elif p.kind in ARENA_KINDS:
             d.append('\tuint8_t *%s = NULL;' % p.name)
-        elif p.kind == 'inline' and p.dir == 'out':
+        elif p.kind in ('handle', 'newhandle'):
+            d.append('\t%s %s = NULL;' % (p.handle.ctype, p.name))
+        elif p.kind == 'devptr' and p.dir == 'out':
+            d.append('\tvoid *%s = NULL;' % p.name)
+        elif p.kind == 'sized':
+            d.append('\tuint%d_t %s = %s;' % (
+                p.size * 8, p.name, 'a->' + p.name if p.dir == 'in' else 0))
+        elif p.kind == 'inline' and (p.dir == 'out' or
+                                     not p.canon.pointee.const):
             pt = re.sub(r'^const\s+', '', p.canon.pointee.spelling)
             d.append('\t%s %s;' % (pt, p.name))
     d.append('\tint err = 0;')
@@ -55,20 +108,9 @@ def worker_body(c):
     b += ['\t(void)s;', '\t(void)call;']
     if c.check:
         b += ['\terr = %s(s, a);' % c.check, '\tif (err)', '\t\treturn err;']
+    # The guest's bytes first, then its handles.
     for p in c.params:
-        if p.kind == 'stream':
-            b += ['\terr = xd_stream_lookup(&s->streams, a->%s, &%s);' %
-                  (p.name, p.name), '\tif (err)', '\t\tgoto out;']
-        elif p.kind == 'event':
-            b += ['\terr = xd_event_lookup(&s->events, a->%s, &%s);' %
-                  (p.name, p.name), '\tif (err)', '\t\tgoto out;']
-        elif p.kind == 'func':
-            b += ['\terr = xd_kernel_lookup(s, a->%s, &%s);' %
-                  (p.name, p.name), '\tif (err)', '\t\tgoto out;']
-        elif p.kind == 'inline' and p.dir == 'out':
-            b.append('\tmemset(&%s, 0, sizeof(%s));' % (p.name, p.name))
-    for p in c.params:
-        if p.kind not in ('string', 'buf', 'object'):
+        if p.kind not in ARENA_KINDS:
             continue
         # One private copy: CUDA never reads memory the guest can change.
         b += ['\t%s = xd_arena_copy(s, &a->%s, %d);' %
@@ -85,6 +127,13 @@ def worker_body(c):
             b += ['\tif (%s && a->%s.len != %d) {' % (p.name, p.name,
                                                       pt.size),
                   '\t\terr = cudaErrorInvalidValue;', '\t\tgoto out;', '\t}']
+        if p.kind == 'array':
+            # Its count must fit the extent: CUDA reads count elements.
+            size = p.canon.pointee.size
+            b += ['\tif (%sa->%s > a->%s.len / %d) {' % (
+                '(a->%s < 0) || ' % p.buf_len if c_signed(c, p.buf_len)
+                else '', p.buf_len, p.name, size),
+                  '\t\terr = cudaErrorInvalidValue;', '\t\tgoto out;', '\t}']
         if p.kind == 'buf':
             # CUDA may write as many bytes as the length says.
             b += ['\tif (a->%s < 0 || (uint64_t)a->%s > a->%s.len) {' %
@@ -93,6 +142,25 @@ def worker_body(c):
                   '\tif ((uint64_t)a->%s > a->%s.len) {' %
                   (p.buf_len, p.name),
                   '\t\terr = cudaErrorInvalidValue;', '\t\tgoto out;', '\t}']
+    for p in c.params:
+        if p.kind == 'stream':
+            b += ['\terr = xd_stream_lookup(&s->streams, a->%s, &%s);' %
+                  (p.name, p.name), '\tif (err)', '\t\tgoto out;']
+        elif p.kind == 'event':
+            b += ['\terr = xd_event_lookup(&s->events, a->%s, &%s);' %
+                  (p.name, p.name), '\tif (err)', '\t\tgoto out;']
+        elif p.kind == 'func':
+            b += ['\terr = xd_kernel_lookup(s, a->%s, &%s);' %
+                  (p.name, p.name), '\tif (err)', '\t\tgoto out;']
+        elif p.kind == 'handle':
+            b += ['\terr = xd_object_lookup(&s->objects[%s], a->%s, '
+                  '(void **)&%s);' % (p.handle.enum, p.name, p.name),
+                  '\tif (err)', '\t\tgoto out;']
+        elif p.kind == 'inline' and p.dir == 'out':
+            b.append('\tmemset(&%s, 0, sizeof(%s));' % (p.name, p.name))
+        elif p.kind == 'inline' and not p.canon.pointee.const:
+            b.append('\tmemcpy(&%s, &a->%s, sizeof(%s));' %
+                     (p.name, p.name, p.name))
     cargs = []
     for p in c.params:
         if p.kind == 'scalar':
@@ -101,10 +169,20 @@ def worker_body(c):
             cargs.append(p.name)
         elif p.kind == 'func':
             cargs.append('(const void *)%s' % p.name)
-        elif p.kind == 'devptr':
+        elif p.kind == 'devptr' and p.dir == 'in':
             cargs.append('(%s)(uintptr_t)a->%s' % (p.ctype, p.name))
-        elif p.kind in ('string', 'buf', 'object'):
+        elif p.kind == 'devptr':
+            cargs.append('&%s' % p.name)
+        elif p.kind in ARENA_KINDS:
             cargs.append('(%s)%s' % (p.ctype, p.name))
+        elif p.kind == 'handle':
+            cargs.append(p.name)
+        elif p.kind in ('newhandle', 'sized'):
+            cargs.append('&%s' % p.name)
+        elif p.kind == 'inline' and p.dir == 'in' and \
+                not p.canon.pointee.const:
+            # CUDA's prototype does not promise to leave it alone.
+            cargs.append('&%s' % p.name)
         elif p.kind == 'inline' and p.dir == 'in':
             cargs.append('&a->%s' % p.name if p.canon.pointee.record
                          else '(%s)&a->%s' % (p.ctype, p.name))
@@ -119,8 +197,25 @@ def worker_body(c):
     for p in c.params:
         if p.kind == 'buf' and p.dir != 'in':
             b.append('\txd_arena_put(s, &a->%s, %s);' % (p.name, p.name))
-    if outs or arena_out:
+    news = [p for p in c.params if p.kind == 'newhandle']
+    sized = [p for p in c.params if p.kind in ('sized', 'devptr') and
+             p.dir == 'out']
+    if outs or arena_out or news or sized:
         b += ['\tif (err)', '\t\tgoto out;']
+    for p in c.params:
+        if p.kind == 'handle' and 'destroy' in p.words:
+            b.append('\txd_object_drop(&s->objects[%s], a->%s);' %
+                     (p.handle.enum, p.name))
+    for p in news:
+        # A table too full for what CUDA made: the object goes again.
+        b += ['\terr = xd_object_add(&s->objects[%s], %s, s->device, %d, '
+              '&r->%s);' % (p.handle.enum, p.name,
+                            'borrowed' in p.words, p.name)]
+        if 'borrowed' not in p.words:
+            b += ['\tif (err)', '\t\t%s(%s);' % (p.handle.destroy, p.name)]
+    for p in sized:
+        b.append('\tr->%s = %s%s;' % (
+            p.name, '(uintptr_t)' if p.kind == 'devptr' else '', p.name))
     for p in outs:
         if p.canon.pointee.record:
             b.append('\tmemcpy(&r->%s, &%s, sizeof(r->%s));' %
@@ -179,6 +274,7 @@ def emit_dispatch_c(spec, src):
         if c.res:
             o.append('\tmemcpy(call->res, &r, sizeof(r));')
         o += ['\treturn err;', '}', '']
+    o += emit_objects(spec)
     o.append('const xd_handler_t xd_handlers[XCUDA_OP_MAX] = {')
     for c in spec.calls:
         entry = '\t[XCUDA_OP_%s] = xd_dispatch_%s,' % (c.name, c.lc)

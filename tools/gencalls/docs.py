@@ -34,8 +34,8 @@ def param_meaning(p):
     if p.kind == 'sized':
         return '`*%s`, %d bytes' % (p.name, p.size)
     if p.kind == 'array':
-        return 'arena extent: `%s` elements of `%s`, at most %d bytes' % (
-            p.buf_len, p.canon.pointee.spelling, p.max)
+        return 'arena extent: `%s` elements of `%s`, at most %d bytes, %s' % (
+            p.buf_len, p.canon.pointee.spelling, p.max, p.dir)
     if p.kind == 'string':
         return 'arena extent: the NUL-terminated string `%s`, at most %d ' \
             'bytes' % (p.name, p.max)

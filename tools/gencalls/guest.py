@@ -97,7 +97,7 @@ def guest_body(c):
         elif p.kind == 'array':
             ln = 'xc_arraysize(%s, %s, sizeof(*%s), %d)' % (
                 p.name, p.buf_len, p.name, p.max)
-            d = 'XC_XFER_IN'
+            d = 'XC_XFER_IN' if p.dir == 'in' else 'XC_XFER_OUT'
         elif p.kind == 'buf':
             ln = 'xc_bufsize(%s, %s, %d)' % (p.name, p.buf_len, p.max)
             # Out buffers travel both ways: bytes CUDA leaves alone stay.

@@ -92,10 +92,10 @@ def classify(call, p, handles):
         p.kind, p.dir = 'string', 'in'
         return
     if p.buf_len and p.is_array:
-        if pt.size <= 0 or (dirs and dirs != {'in'}):
-            fail('%s: %s: array() is an input of sized elements' %
-                 (where, p.name))
-        p.kind, p.dir = 'array', 'in'
+        if pt.size <= 0 or 'inout' in dirs:
+            fail('%s: %s: array() is an input or an output of sized '
+                 'elements' % (where, p.name))
+        p.kind, p.dir = 'array', dirs.pop() if dirs else 'in'
         return
     if p.buf_len:
         if pt.kind not in ('char', 'void', 'int') or \

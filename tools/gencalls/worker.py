@@ -130,8 +130,8 @@ def worker_body(c):
         if p.kind == 'array':
             # Its count must fit the extent: CUDA reads count elements.
             size = p.canon.pointee.size
-            b += ['\tif (%sa->%s > a->%s.len / %d) {' % (
-                '(a->%s < 0) || ' % p.buf_len if c_signed(c, p.buf_len)
+            b += ['\tif (%s(uint64_t)a->%s > a->%s.len / %d) {' % (
+                'a->%s < 0 || ' % p.buf_len if c_signed(c, p.buf_len)
                 else '', p.buf_len, p.name, size),
                   '\t\terr = cudaErrorInvalidValue;', '\t\tgoto out;', '\t}']
         if p.kind == 'buf':
@@ -191,7 +191,7 @@ def worker_body(c):
     b.append('\terr = %s(%s);' % (c.entries[0], ', '.join(cargs)))
     outs = [p for p in c.params if p.kind == 'inline' and p.dir == 'out']
     arena_out = [p for p in c.params
-                 if p.kind == 'object' and p.dir != 'in']
+                 if p.kind in ('object', 'array') and p.dir != 'in']
     # CUDA may fill a byte buffer even when it fails (a truncated
     # string): the guest gets what it wrote, as natively.
     for p in c.params:

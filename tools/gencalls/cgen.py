@@ -145,8 +145,13 @@ def emit_struct(out, call, what, fields, size):
                 out += ['\t/*'] + ['\t * ' + t for t in text] + ['\t */']
         out.append(line)
     out.append('};')
-    out.append('_Static_assert(sizeof(%s) == %d, "%s %s");' %
-               (struct_name(call, what), size, call.name, what))
+    line = '_Static_assert(sizeof(%s) == %d, "%s %s");' % (
+        struct_name(call, what), size, call.name, what)
+    if width(line) > WIDTH:
+        # Too long to break at its comma: break after the comparison.
+        line = '_Static_assert(sizeof(%s) ==\n\t       %d, "%s %s");' % (
+            struct_name(call, what), size, call.name, what)
+    out.append(line)
     for f in fields:
         out.append('_Static_assert(offsetof(%s, %s) == %d, "%s.%s");' %
                    (struct_name(call, what), f.name, f.offset, call.name,

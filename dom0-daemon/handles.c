@@ -143,10 +143,13 @@ int xd_object_add(struct xd_htab *t, void *ptr, int device, int borrowed,
 	struct xd_hent *e;
 	uint32_t i;
 
-	/* CUDA answers the same object each time: so do we. */
+	/*
+	 * CUDA answers the same object each time (a device's pool, or one of
+	 * the session's own it was set to): so do we.
+	 */
 	for (i = 0; borrowed && (i = xd_htab_next(t, i));) {
 		e = xd_htab_get(t, i);
-		if (e->ptr == ptr && e->borrowed) {
+		if (e->ptr == ptr) {
 			*h = i;
 			return 0;
 		}

@@ -101,6 +101,10 @@ int main(void)
 		CHECK_MSG(xd_htab_get(&t, b1)->borrowed &&
 			  !xd_htab_get(&t, o1)->borrowed,
 			  "ownership is recorded", "flags wrong");
+		err = xd_object_add(&t, &dummy[3], 0, 1, &b2);
+		CHECK_MSG(!err && b2 == o1 && !xd_htab_get(&t, o1)->borrowed,
+			  "an own object answered again keeps its handle",
+			  "err %d handle %u (own %u)", err, b2, o1);
 		err = xd_object_lookup(&t, o2, &p);
 		CHECK_MSG(!err && p == &dummy[3], "object resolves",
 			  "err %d", err);

@@ -63,7 +63,7 @@ static cudaError_t xc_malloc_from_pool(void **ptr, size_t size,
 	struct xcuda_malloc_from_pool_async_res r;
 	cudaError_t err;
 
-	if (!ptr)
+	if (!ptr || !pool)
 		return xc_ret(cudaErrorInvalidValue);
 	if (xc_handle_in(pool, &a.memPool) ||
 	    xc_stream_handle(stream, per_thread, &a.stream))
@@ -138,7 +138,7 @@ cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool,
 {
 	struct xcuda_mem_pool_set_attribute_args a = { 0 };
 
-	if (!value)
+	if (!value || !memPool)
 		return xc_ret(cudaErrorInvalidValue);
 	if (xc_handle_in(memPool, &a.memPool))
 		return xc_ret(cudaErrorInvalidResourceHandle);
@@ -155,7 +155,7 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool,
 	struct xcuda_mem_pool_get_attribute_res r;
 	cudaError_t err;
 
-	if (!value)
+	if (!value || !memPool)
 		return xc_ret(cudaErrorInvalidValue);
 	if (xc_handle_in(memPool, &a.memPool))
 		return xc_ret(cudaErrorInvalidResourceHandle);

@@ -86,6 +86,10 @@ def guest_body(c):
                   (p.name, f, p.unknown),
                   '\tif (err)', '\t\treturn xc_ret(err);']
         elif p.kind == 'handle':
+            # CUDA tells a missing object from an unknown one.
+            if not p.nullable:
+                b += ['\tif (!%s)' % p.name,
+                      '\t\treturn xc_ret(cudaErrorInvalidValue);']
             b += ['\tif (xc_handle_in(%s, &a.%s))' % (p.name, f),
                   '\t\treturn xc_ret(cudaErrorInvalidResourceHandle);']
         elif p.kind in ('inline', 'sized') and p.dir == 'in':

@@ -47,9 +47,9 @@ def classify(call, p, handles):
         fail('%s: %s has two directions' % (where, p.name))
     p.nullable = 'nullable' in p.words
     if p.ctype in handles:
-        if p.words - {'in', 'destroy'}:
-            fail('%s: %s is a handle: only "destroy" applies' %
-                 (where, p.name))
+        if p.words - {'in', 'destroy', 'nullable'}:
+            fail('%s: %s is a handle: only "destroy" and "nullable" '
+                 'apply' % (where, p.name))
         p.kind, p.handle = 'handle', handles[p.ctype]
         return
     target = re.sub(r'\s*\*$', '', p.ctype)

@@ -3,8 +3,13 @@
  * xcudad's log sink.  Each line is formatted into one buffer and written
  * with a single write(2), so lines of the daemon and its workers, which
  * share stderr, never interleave mid-line.
+ *
+ * The lines go to a private duplicate of stderr taken when the log is set
+ * up: a worker points fds 1 and 2 at its guest's device output
+ * (output.c), and its log must not follow them there.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +22,9 @@
 static int xd_level = XD_LOG_INFO;
 static int xd_syslog;
 static uint32_t xd_session;
+/* stderr as it was at xd_log_setup(); -1 if it could not be kept. */
+static int xd_log_fd = STDERR_FILENO;
+static int xd_log_fd_saved;
 
 static const char *const xd_level_names[] = {
 	[XD_LOG_ERROR] = "error",
@@ -54,6 +62,10 @@ void xd_log_setup(int level, int use_syslog)
 	if (level > XD_LOG_DEBUG)
 		level = XD_LOG_DEBUG;
 	xd_level = level;
+	if (!xd_log_fd_saved) {
+		xd_log_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		xd_log_fd_saved = 1;
+	}
 	if (use_syslog && !xd_syslog)
 		openlog("xcudad", LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	xd_syslog = use_syslog;
@@ -102,7 +114,7 @@ static void xd_vlog(int level, const char *fmt, va_list ap)
 	} else {
 		buf[n++] = '\n';
 		/* Best effort: a log line is never worth failing for. */
-		if (write(STDERR_FILENO, buf, n) < 0)
+		if (write(xd_log_fd, buf, n) < 0)
 			(void)0;
 	}
 	errno = saved;

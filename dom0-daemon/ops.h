@@ -52,6 +52,9 @@ uint8_t *xd_arena_copy(struct xd_session *s, const struct xcuda_extent *e,
 void xd_arena_put(struct xd_session *s, const struct xcuda_extent *e,
 		  const uint8_t *buf);
 
+/* Bytes a 2D host region spans; 0 with *ok clear when it cannot exist. */
+uint64_t xd_span_2d(uint64_t pitch, uint64_t width, uint64_t height, int *ok);
+
 /* A device reset destroyed the device's streams and events. */
 void xd_streams_forget_device(struct xd_session *s, int device);
 

@@ -122,9 +122,7 @@ static int xd_copy_sides(struct xd_session *s, uint32_t dir, uint64_t dst,
 	return cudaErrorInvalidMemcpyDirection;
 }
 
-/* Bytes a 2D host region spans; 0 with *ok clear when it cannot exist. */
-static uint64_t xd_span_2d(uint64_t pitch, uint64_t width, uint64_t height,
-			   int *ok)
+uint64_t xd_span_2d(uint64_t pitch, uint64_t width, uint64_t height, int *ok)
 {
 	uint64_t span;
 

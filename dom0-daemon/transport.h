@@ -35,6 +35,15 @@ struct xd_chan_ops {
 	 */
 	int (*arena_at)(struct xd_chan *c, uint64_t addr);
 	void (*close)(struct xd_chan *c);
+	/*
+	 * Optional (`local` only): the descriptor the guest sent with @tag
+	 * for the request being handled, now the caller's to close.  Never
+	 * waits: the guest sends it before it pushes the request.  Returns
+	 * the descriptor, -ENOTCONN without a channel, -ENOENT when no such
+	 * message is there (messages with other tags are dropped), or
+	 * another negative errno.
+	 */
+	int (*take_fd)(struct xd_chan *c, uint32_t tag);
 };
 
 struct xd_chan {

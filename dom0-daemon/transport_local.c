@@ -12,6 +12,11 @@
  * The guest is not trusted: req_prod is read once per look and checked
  * before any slot is, requests are copied out before anyone reads them,
  * and the memfd is sealed so that the guest cannot shrink it under us.
+ *
+ * The hello may carry the guest's end of a descriptor channel (a unix
+ * SOCK_SEQPACKET socket): HOST_REGISTER's memfds come over it, and we
+ * read it only from that command's handler (take_fd), never while we
+ * sleep, so its messages cannot race the ring.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +34,10 @@
 #include "xcuda/local.h"
 
 #define XD_LOCAL_HELLO_MS	5000
+/* Room for descriptors a guest attaches beyond the one we take. */
+#define XD_LOCAL_MAX_FDS	4
+/* Stale descriptor messages take_fd drops, at most, looking for its own. */
+#define XD_LOCAL_FD_SKIP	64
 /* Waiting for the next request: the guest's next call is usually quick. */
 #define XD_LOCAL_SPIN_US	20
 
@@ -42,6 +51,7 @@ struct xd_local {
 	size_t ring_bytes;
 	int memfd;		/* kept to map the arena again (arena_at) */
 	void *moved;		/* the arena's own mapping once moved */
+	int chan;		/* the descriptor channel, or -1 */
 };
 
 /* ------------------------------------------------------------------ */
@@ -153,9 +163,90 @@ static void xd_local_close(struct xd_chan *c)
 	}
 	if (l->memfd >= 0)
 		close(l->memfd);
+	if (l->chan >= 0)
+		close(l->chan);
 	xr_end_close(&l->end);
 	free(l);
 	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * Appends the descriptors of @mh to @fds (at most @max, *@n so far);
+ * returns 1 if there were more (those are closed), else 0.
+ */
+static int xd_cmsg_fds(struct msghdr *mh, int *fds, int *n, int max)
+{
+	struct cmsghdr *cm;
+	int extra = 0;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		size_t k, cnt;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		cnt = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < cnt; k++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int),
+			       sizeof(fd));
+			if (*n < max) {
+				fds[(*n)++] = fd;
+			} else {
+				close(fd);
+				extra = 1;
+			}
+		}
+	}
+	return extra || (mh->msg_flags & MSG_CTRUNC);
+}
+
+static void xd_close_fds(const int *fds, int n)
+{
+	while (n-- > 0)
+		close(fds[n]);
+}
+
+static int xd_local_take_fd(struct xd_chan *c, uint32_t tag)
+{
+	struct xd_local *l = c->priv;
+	int tries;
+
+	if (l->chan < 0)
+		return -ENOTCONN;
+	for (tries = 0; tries < XD_LOCAL_FD_SKIP; tries++) {
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(int) * XD_LOCAL_MAX_FDS)];
+		} ctl;
+		struct xcuda_local_fd m;
+		struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+		struct msghdr mh = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = ctl.buf,
+			.msg_controllen = sizeof(ctl.buf),
+		};
+		int fds[XD_LOCAL_MAX_FDS], n = 0, bad;
+		ssize_t r;
+
+		r = recvmsg(l->chan, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN ? -ENOENT : -errno;
+		}
+		bad = xd_cmsg_fds(&mh, fds, &n, XD_LOCAL_MAX_FDS);
+		if (!r && !n)
+			return -EPIPE;	/* the guest closed its end */
+		/* Exactly our message, whole, with one descriptor. */
+		if (!bad && n == 1 && r == (ssize_t)sizeof(m) &&
+		    !(mh.msg_flags & MSG_TRUNC) &&
+		    m.magic == XCUDA_LOCAL_FD_MAGIC && tag && m.tag == tag)
+			return fds[0];
+		xd_close_fds(fds, n);
+	}
+	return -ENOENT;
 }
 
 static const struct xd_chan_ops xd_local_ops = {
@@ -164,6 +255,7 @@ static const struct xd_chan_ops xd_local_ops = {
 	.reply = xd_local_reply,
 	.arena_at = xd_local_arena_at,
 	.close = xd_local_close,
+	.take_fd = xd_local_take_fd,
 };
 
 /* ------------------------------------------------------------------ */
@@ -171,36 +263,80 @@ static const struct xd_chan_ops xd_local_ops = {
 
 /*
  * Reads exactly one hello within XD_LOCAL_HELLO_MS in all (a deadline, not
- * a per-read timeout, so a guest cannot drip bytes forever).  Descriptors
- * a guest might attach are dropped by the kernel: we pass no control
- * buffer.
+ * a per-read timeout, so a guest cannot drip bytes forever), and the
+ * descriptors that came with it: *@chan is the first (or -1), *@extra is
+ * set when there were more or they did not fit (those are closed).  On
+ * failure nothing stays open.
  */
-static int xd_recv_hello(int fd, struct xcuda_local_hello *h)
+static int xd_recv_hello(int fd, struct xcuda_local_hello *h, int *chan,
+			 int *extra)
 {
 	uint64_t deadline = xr_deadline(XD_LOCAL_HELLO_MS);
+	int fds[1], n = 0, ret = 0;
 	size_t got = 0;
 	ssize_t r;
 
+	*extra = 0;
 	while (got < sizeof(*h)) {
+		union {
+			struct cmsghdr h;
+			char buf[CMSG_SPACE(sizeof(int) * XD_LOCAL_MAX_FDS)];
+		} ctl;
+		struct iovec iov = {
+			.iov_base = (char *)h + got,
+			.iov_len = sizeof(*h) - got,
+		};
+		struct msghdr mh = {
+			.msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = ctl.buf,
+			.msg_controllen = sizeof(ctl.buf),
+		};
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
 		r = poll(&p, 1, xr_poll_ms(deadline));
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0)
-			return -errno;
-		if (!r)
-			return -ETIMEDOUT;
-		r = recv(fd, (char *)h + got, sizeof(*h) - got, MSG_DONTWAIT);
+		if (r <= 0) {
+			ret = r ? -errno : -ETIMEDOUT;
+			break;
+		}
+		r = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		if (r < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
-			return -errno;
+			ret = -errno;
+			break;
 		}
-		if (!r)
-			return -EPIPE;
+		if (xd_cmsg_fds(&mh, fds, &n, 1))
+			*extra = 1;
+		if (!r) {
+			ret = -EPIPE;
+			break;
+		}
 		got += (size_t)r;
 	}
+	if (ret) {
+		xd_close_fds(fds, n);
+		n = 0;
+	}
+	*chan = n ? fds[0] : -1;
+	return ret;
+}
+
+/* The channel must be the guest's end of a unix SOCK_SEQPACKET pair. */
+static int xd_check_chan(int fd)
+{
+	int type = 0, domain = 0;
+	socklen_t len = sizeof(type);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+	    type != SOCK_SEQPACKET)
+		return -EINVAL;
+	len = sizeof(domain);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
+	    domain != AF_UNIX)
+		return -EINVAL;
 	return 0;
 }
 
@@ -315,13 +451,15 @@ int xd_local_accept(int conn_fd, struct xd_chan *c,
 	struct xd_local *l = NULL;
 	int fds[3] = { -1, -1, -1 };
 	size_t ring_bytes = 0;
-	int ret;
+	int ret, chan, extra;
 
 	memset(c, 0, sizeof(*c));
-	ret = xd_recv_hello(conn_fd, &h);
+	ret = xd_recv_hello(conn_fd, &h, &chan, &extra);
 	if (ret)
 		return ret;	/* no one to answer */
 	ret = xd_check_hello(&h, lim);
+	if (!ret && (extra || (chan >= 0 && xd_check_chan(chan))))
+		ret = -EINVAL;
 	if (ret)
 		goto refuse;
 
@@ -332,6 +470,8 @@ int xd_local_accept(int conn_fd, struct xd_chan *c,
 	}
 	l->end.sock = conn_fd;
 	l->end.bell = l->end.peer_bell = l->memfd = -1;
+	l->chan = chan;
+	chan = -1;	/* l's now */
 	ring_bytes = (size_t)XCUDA_PAGE_SIZE << h.ring_order;
 	l->ring_bytes = ring_bytes;
 	ret = xd_make_shm(l, ring_bytes, h.arena_size, &fds[0]);
@@ -375,8 +515,12 @@ fail:
 			close(l->end.bell);
 		if (l->end.peer_bell >= 0)
 			close(l->end.peer_bell);
+		if (l->chan >= 0)
+			close(l->chan);
 		free(l);
 	}
+	if (chan >= 0)
+		close(chan);
 	if (fds[0] >= 0)
 		close(fds[0]);
 	return ret;

@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "ops.h"
+#include "output.h"
 #include "validate.h"
 #include "worker.h"
 
@@ -166,6 +167,8 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
 		xd_log(XD_LOG_DEBUG, "id %llu %s: error %d",
 		       (unsigned long long)h->id, d->name, err);
 	xd_answer(req, rsp, err, d->res_size);
+	/* Device output the call produced goes to the guest (output.c). */
+	xd_output_after(s, rsp);
 	return call.end;
 }
 

@@ -708,7 +708,8 @@ ssize_t xcb_session_write(struct xcb_session *s, const char __user *buf,
 		}
 		list_del(&r->node);
 		s->nr_open--;
-		rsp.flags = r->req.hdr.flags;
+		/* The request's flags, and the one a worker may add. */
+		rsp.flags = r->req.hdr.flags | (rsp.flags & XCUDA_RSPF_OUTPUT);
 		rsp.rsvd = 0;
 		/* Under s->lock: a kill cannot answer it a second time. */
 		xcb_respond(s->dev, s->conn_gen, &rsp);

@@ -174,6 +174,9 @@ cudaError_t cudaDeviceReset(void)
 	 * with CUDA, they stay the last error and the reset answers its own.
 	 */
 	late = xc_take_latched(s);
+	/* A reset makes a broken context usable again. */
+	if (!err)
+		s->sticky = cudaSuccess;
 	pthread_mutex_unlock(&s->lock);
 	xc_ret(late);
 	if (err)

@@ -4,8 +4,10 @@
  *
  * Pinned host memory (cudaMallocHost, cudaHostAlloc) is carved out of the
  * session's arena and pinned by the worker, so copies from it need no CPU
- * copy.  cudaHostRegister cannot move memory into the arena: it is
- * recorded, and copies from it are staged like any pageable copy.
+ * copy.  cudaHostRegister cannot move memory into the arena: on `local`
+ * its pages move onto a memfd that the worker maps and pins (hostmem.c);
+ * elsewhere it is recorded, and copies from it are staged like any
+ * pageable copy.
  */
 #include <string.h>
 
@@ -315,6 +317,8 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 	struct xc_range rg = { 0 };
 	struct xc_session *s;
 	cudaError_t err = xc_ready(&s);
+	uint64_t devptr = 0;
+	int moved, found;
 
 	if (err)
 		return xc_ret(err);
@@ -323,13 +327,22 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 	if (!xc_range_find((uintptr_t)ptr, &rg) ||
 	    !xc_range_find((uintptr_t)ptr + size - 1, &rg))
 		return xc_ret(cudaErrorHostMemoryAlreadyRegistered);
+	/* Shared with the worker where the transport can: pinned copies. */
+	err = xc_hostmem_register(s, ptr, size, flags, &devptr, &moved);
+	if (err)
+		return xc_ret(err);
+	memset(&rg, 0, sizeof(rg));
 	rg.start = (uintptr_t)ptr;
 	rg.size = size;
 	rg.kind = XC_R_HOST_REGISTERED;
 	rg.device = xc_cur_device();
+	rg.devptr = devptr;
 	rg.flags = flags;
-	if (xc_range_add(&rg))
+	if (xc_range_add(&rg)) {
+		if (moved)
+			xc_hostmem_unregister(s, ptr, &found);
 		return xc_ret(cudaErrorMemoryAllocation);
+	}
 	return cudaSuccess;
 }
 
@@ -337,12 +350,14 @@ cudaError_t cudaHostUnregister(void *ptr)
 {
 	struct xc_session *s;
 	cudaError_t err = xc_ready(&s);
+	int found;
 
 	if (err)
 		return xc_ret(err);
 	if (xc_range_del((uintptr_t)ptr, XC_R_HOST_REGISTERED, NULL))
 		return xc_ret(cudaErrorHostMemoryNotRegistered);
-	return cudaSuccess;
+	/* A range that was only recorded has nothing in the worker. */
+	return xc_ret(xc_hostmem_unregister(s, ptr, &found));
 }
 
 cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost,
@@ -356,8 +371,9 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost,
 		return xc_ret(err);
 	if (!pDevice || flags)
 		return xc_ret(cudaErrorInvalidValue);
-	if (xc_range_find((uintptr_t)pHost, &rg) ||
-	    rg.kind != XC_R_HOST_PINNED || !rg.devptr)
+	/* Registered memory has a device address once the worker pins it. */
+	if (xc_range_find((uintptr_t)pHost, &rg) || rg.kind == XC_R_DEVICE ||
+	    !rg.devptr)
 		return xc_ret(cudaErrorInvalidValue);
 	*pDevice = (void *)(uintptr_t)(rg.devptr +
 				       ((uintptr_t)pHost - rg.start));

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Copies between guest memory and the device.  The host side of a copy is
- * always the arena on the wire: memory that cudaMallocHost gave out is in
- * it already and goes as is; pageable memory is staged through the arena
- * in chunks, several in flight, so that staging chunk k+1 here overlaps
- * the worker's DMA of chunk k.
+ * the arena on the wire, or a registered region: memory that
+ * cudaMallocHost gave out is in the arena already and goes as is, memory
+ * that cudaHostRegister shared with the worker (hostmem.c) goes by region
+ * and offset; other pageable memory is staged through the arena in
+ * chunks, several in flight, so that staging chunk k+1 here overlaps the
+ * worker's DMA of chunk k.
  */
 #include <string.h>
 
@@ -17,8 +19,22 @@
  */
 #define XC_COPY_BYTES_PER_NS 32
 
-/* Where a pointer of a copy lives. */
-enum xc_side { XC_HOST, XC_ARENA, XC_DEV };
+/* Where a pointer of a copy lives; XC_REG: a registered region. */
+enum xc_side { XC_HOST, XC_ARENA, XC_DEV, XC_REG };
+
+/*
+ * A pageable side that lies in a registered region becomes that region.
+ * Session lock held: cudaHostUnregister sends HOST_UNREGISTER under it,
+ * so the region lives until this copy's request is on the ring.
+ */
+static enum xc_side xc_registered(enum xc_side side, const void *p,
+				  uint64_t len, uint32_t *region,
+				  uint64_t *off)
+{
+	if (side == XC_HOST && xc_hostmem_find(p, len, region, off))
+		return XC_REG;
+	return side;
+}
 
 static enum xc_side xc_classify(struct xc_session *s, const void *p,
 				size_t len, int host, uint64_t *off)
@@ -246,7 +262,7 @@ cudaError_t xc_memcpy(void *dst, const void *src, size_t count,
 	enum xc_side ss, ds;
 	int hs, hd;
 	uint64_t soff = 0, doff = 0;
-	uint32_t sh;
+	uint32_t sh, reg = 0;
 	cudaError_t err;
 
 	err = xc_ready(&s);
@@ -265,12 +281,28 @@ cudaError_t xc_memcpy(void *dst, const void *src, size_t count,
 		return cudaSuccess;
 	}
 	pthread_mutex_lock(&s->lock);
+	ss = xc_registered(ss, src, count, &reg, &soff);
+	ds = xc_registered(ds, dst, count, &reg, &doff);
 	if (ss == XC_HOST) {
 		err = xc_staged(s, 1, (uint8_t *)src, count, (uintptr_t)dst,
 				count, count, 1, sh, async, 0);
 	} else if (ds == XC_HOST) {
 		err = xc_staged(s, 0, dst, count, (uintptr_t)src, count,
 				count, 1, sh, async, 0);
+	} else if (ss == XC_REG || ds == XC_REG) {
+		struct xcuda_host_memcpy_args h = { 0 };
+
+		h.region = reg;
+		h.dir = ss == XC_REG ? XCUDA_COPY_H2D : XCUDA_COPY_D2H;
+		h.off = ss == XC_REG ? soff : doff;
+		h.dev = ss == XC_REG ? (uintptr_t)dst : (uintptr_t)src;
+		h.count = count;
+		h.flags = async ? XCUDA_COPY_ASYNC : 0;
+		h.stream = sh;
+		xc_req_host_memcpy(&req, &h);
+		err = xc_direct(s, &req, async,
+				xc_known(ss, src, count, ds, dst, count),
+				count);
 	} else {
 		a.dst = ds == XC_ARENA ? doff : (uintptr_t)dst;
 		a.src = ss == XC_ARENA ? soff : (uintptr_t)src;
@@ -299,7 +331,7 @@ cudaError_t xc_memcpy2d(void *dst, size_t dpitch, const void *src,
 	enum xc_side ss, ds;
 	size_t sext, dext;
 	uint64_t soff = 0, doff = 0;
-	uint32_t sh;
+	uint32_t sh, reg = 0;
 	int hs, hd;
 	cudaError_t err;
 
@@ -327,7 +359,26 @@ cudaError_t xc_memcpy2d(void *dst, size_t dpitch, const void *src,
 		return cudaSuccess;
 	}
 	pthread_mutex_lock(&s->lock);
-	if (ss == XC_HOST && width <= s->chunk) {
+	ss = xc_registered(ss, src, sext, &reg, &soff);
+	ds = xc_registered(ds, dst, dext, &reg, &doff);
+	if (ss == XC_REG || ds == XC_REG) {
+		struct xcuda_host_memcpy_2d_args h = { 0 };
+
+		h.region = reg;
+		h.dir = ss == XC_REG ? XCUDA_COPY_H2D : XCUDA_COPY_D2H;
+		h.off = ss == XC_REG ? soff : doff;
+		h.hpitch = ss == XC_REG ? spitch : dpitch;
+		h.dev = ss == XC_REG ? (uintptr_t)dst : (uintptr_t)src;
+		h.dpitch = ss == XC_REG ? dpitch : spitch;
+		h.width = width;
+		h.height = height;
+		h.flags = async ? XCUDA_COPY_ASYNC : 0;
+		h.stream = sh;
+		xc_req_host_memcpy_2d(&req, &h);
+		err = xc_direct(s, &req, async,
+				xc_known(ss, src, sext, ds, dst, dext),
+				(uint64_t)width * height);
+	} else if (ss == XC_HOST && width <= s->chunk) {
 		err = xc_staged(s, 1, (uint8_t *)src, spitch, (uintptr_t)dst,
 				dpitch, width, height, sh, async, 1);
 	} else if (ds == XC_HOST && width <= s->chunk) {

@@ -157,3 +157,21 @@ void xc_warn_once(int *key, const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 }
+
+int xc_error_sticky(cudaError_t err)
+{
+	switch (err) {
+	case cudaErrorIllegalAddress:
+	case cudaErrorLaunchTimeout:
+	case cudaErrorAssert:
+	case cudaErrorHardwareStackError:
+	case cudaErrorIllegalInstruction:
+	case cudaErrorMisalignedAddress:
+	case cudaErrorInvalidAddressSpace:
+	case cudaErrorInvalidPc:
+	case cudaErrorLaunchFailure:
+		return 1;
+	default:
+		return 0;
+	}
+}

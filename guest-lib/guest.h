@@ -22,6 +22,8 @@
 const char *xc_error_name(int err);
 /* The CUDA error for an errno that xcuda-back answered (negative). */
 cudaError_t xc_errno_to_cuda(int err);
+/* Whether @err leaves the context unusable until a device reset. */
+int xc_error_sticky(cudaError_t err);
 const char *xc_error_string(int err);
 /* Records @err as the calling thread's last error unless it is success. */
 cudaError_t xc_ret(cudaError_t err);
@@ -71,6 +73,7 @@ struct xc_session {
 	struct xc_pending *pending;	/* ring_slots entries, by id */
 	int dead;			/* cudaError_t once the peer is gone */
 	cudaError_t latched;		/* first failed posted call */
+	cudaError_t sticky;		/* the context is broken: this error */
 	struct xc_arena *staging;	/* [0, staging_size) */
 	struct xc_arena *heap;		/* pinned host allocations */
 	uint64_t staging_size;
@@ -167,6 +170,16 @@ cudaError_t xc_wait_locked(struct xc_session *s, uint64_t id,
 			   struct xcuda_response *rsp);
 /* Takes the latched asynchronous error, if any.  Lock held. */
 cudaError_t xc_take_latched(struct xc_session *s);
+
+/* ---- device output (output.c) ---- */
+
+/* An answer carried XCUDA_RSPF_OUTPUT.  Lock held; no round trip. */
+void xc_output_note(struct xc_session *s);
+/*
+ * At the end of a synchronous call: takes the device output the worker
+ * holds and writes it to stdout and stderr.  Lock held.
+ */
+void xc_output_drain_locked(struct xc_session *s);
 
 /*
  * A staging block of at most @want bytes (at least @min), waiting for
@@ -267,6 +280,52 @@ cudaError_t xc_memcpy2d(void *dst, size_t dpitch, const void *src,
 			size_t spitch, size_t width, size_t height,
 			enum cudaMemcpyKind kind, cudaStream_t stream,
 			int async, int per_thread);
+
+/* ---- registered memory shared with the worker (hostmem.c) ---- */
+
+/* Pages cudaHostRegister moved onto a memfd that the worker maps. */
+struct xc_hostreg {
+	uintptr_t ptr;		/* what the program registered */
+	size_t size;
+	uintptr_t base;		/* the pages moved: [base, base + len) */
+	size_t len;
+	uint32_t region;	/* the worker's id; 0: none (kept for fork) */
+	uint64_t devptr;	/* the device address of base */
+	uint64_t dev, ino;	/* the memfd, to tell its mappings by */
+	int locked;		/* the pages were mlocked */
+};
+
+/*
+ * cudaHostRegister's part: moves the pages of [ptr, ptr + size) onto a
+ * memfd and registers it with the worker (HOST_REGISTER).  *@moved 0
+ * with cudaSuccess: not moved (another transport, memory that cannot
+ * move, no room in the worker): record the range, copies are staged.
+ * Otherwise *@devptr is @ptr's device address.
+ */
+cudaError_t xc_hostmem_register(struct xc_session *s, void *ptr,
+				size_t size, unsigned int flags,
+				uint64_t *devptr, int *moved);
+/* HOST_UNREGISTER and the pages back to private memory; *@found 0: none. */
+cudaError_t xc_hostmem_unregister(struct xc_session *s, void *ptr,
+				  int *found);
+/*
+ * Whether [p, p + len) lies in one registered region: its id and @p's
+ * offset in it.  Copies call it with the session lock held.
+ */
+int xc_hostmem_find(const void *p, uint64_t len, uint32_t *region,
+		    uint64_t *off);
+/*
+ * The steps, for tests: move @r's pages ([base, base + len), page
+ * aligned) onto a new sealed memfd (*@memfd, the caller's to close),
+ * filling dev, ino and locked; 0, or -errno with nothing changed.
+ */
+int xc_hostmem_move(struct xc_hostreg *r, int *memfd);
+/* Back onto private anonymous memory, what is still mapped of it. */
+int xc_hostmem_unmove(const struct xc_hostreg *r);
+/* The table of moved ranges: 0, -EEXIST (region id taken), -ENOMEM. */
+int xc_hostmem_track(const struct xc_hostreg *r);
+/* Takes the entry registered at exactly @ptr out of it; 0 if found. */
+int xc_hostmem_untrack(uintptr_t ptr, struct xc_hostreg *out);
 
 /* ---- fatbinaries, kernels and variables (registry.c) ---- */
 

@@ -88,8 +88,13 @@ static int xc_pump_locked(struct xc_session *s, int timeout_ms)
 			xc_session_dead(s, -EPROTO);
 			return -EPROTO;
 		}
+		/* Taken at the end of a synchronous call (output.c). */
+		if (r->flags & XCUDA_RSPF_OUTPUT)
+			xc_output_note(s);
 		if (r->status < 0)
 			r->status = xc_errno_to_cuda(r->status);
+		if (xc_error_sticky(r->status))
+			s->sticky = r->status;
 		if (p->staging != UINT64_MAX)
 			xc_arena_release(s->staging, p->staging);
 		p->staging = UINT64_MAX;
@@ -159,6 +164,8 @@ cudaError_t xc_wait_locked(struct xc_session *s, uint64_t id,
 		return cudaErrorUnknown;
 	*rsp = p->rsp;
 	p->state = XC_P_FREE;
+	/* Device output reaches the program before the call returns. */
+	xc_output_drain_locked(s);
 	return cudaSuccess;
 }
 
@@ -211,6 +218,15 @@ cudaError_t xc_call(struct xc_session *s, struct xcuda_request *req,
 cudaError_t xc_post_locked(struct xc_session *s, struct xcuda_request *req,
 			   uint64_t staging)
 {
+	/*
+	 * A broken context refuses work at once, as CUDA's does: the call
+	 * answers the error rather than a later synchronisation.
+	 */
+	if (s->sticky) {
+		if (staging != UINT64_MAX)
+			xc_arena_release(s->staging, staging);
+		return s->sticky;
+	}
 	req->hdr.flags |= XCUDA_RF_POSTED;
 	return xc_send_locked(s, req, staging, NULL);
 }

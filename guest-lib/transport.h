@@ -33,6 +33,14 @@ struct xc_transport_ops {
 	int (*receive)(struct xc_transport *t, struct xcuda_response *rsp,
 		       unsigned int max, int timeout_ms);
 	void (*close)(struct xc_transport *t);
+	/*
+	 * Optional (`local` only): hands @fd to the worker over the
+	 * descriptor channel, tagged @tag, for the HOST_REGISTER request
+	 * about to be pushed (@fd -1: only whether there is a channel).
+	 * Never blocks.  Returns 0, -ENOTCONN when the worker took no
+	 * channel, or another negative errno.
+	 */
+	int (*send_fd)(struct xc_transport *t, int fd, uint32_t tag);
 };
 
 struct xc_transport {

@@ -11,6 +11,10 @@
  *
  * The worker is not trusted: its indexes are read once, checked against
  * what we have asked for, and slots are copied out before use.
+ *
+ * The hello carries one end of a socket pair, the descriptor channel over
+ * which cudaHostRegister hands memfds to the worker (xcuda/local.h).  An
+ * older worker drops it unread; we see our end hang up and do without.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +47,7 @@ struct xc_local {
 	struct xr_end end;
 	void *base;		/* ring, then arena */
 	size_t map_size;
+	int chan;		/* the descriptor channel, or -1 */
 };
 
 /* ------------------------------------------------------------------ */
@@ -128,6 +133,8 @@ static void xc_local_close(struct xc_transport *t)
 		return;
 	munmap(l->base, l->map_size);
 	xr_end_close(&l->end);
+	if (l->chan >= 0)
+		close(l->chan);
 	free(l);
 	memset(t, 0, sizeof(*t));
 }
@@ -152,6 +159,53 @@ static int xc_connect(const char *path)
 		return err;
 	}
 	return fd;
+}
+
+/* One message with @fd attached (SCM_RIGHTS): bytes sent, or -errno. */
+static ssize_t xc_send_fd_msg(int sock, const void *buf, size_t len, int fd,
+			      int flags)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = ctl.buf,
+		.msg_controllen = sizeof(ctl.buf),
+	};
+	struct cmsghdr *cm;
+	ssize_t r;
+
+	memset(&ctl, 0, sizeof(ctl));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	do
+		r = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : r;
+}
+
+static int xc_local_send_fd(struct xc_transport *t, int fd, uint32_t tag)
+{
+	struct xcuda_local_fd m = { XCUDA_LOCAL_FD_MAGIC, tag };
+	struct xc_local *l = t->priv;
+	ssize_t r;
+
+	if (l->chan < 0)
+		return -ENOTCONN;
+	if (fd < 0)
+		return 0;	/* only asked whether there is a channel */
+	/* A worker that reads nothing must not make us wait. */
+	r = xc_send_fd_msg(l->chan, &m, sizeof(m), fd, MSG_DONTWAIT);
+	if (r < 0)
+		return (int)r;
+	return r == sizeof(m) ? 0 : -EIO;
 }
 
 static int xc_send_all(int fd, const void *buf, size_t len)
@@ -353,6 +407,7 @@ static const struct xc_transport_ops xc_local_ops = {
 	.submit = xc_local_submit,
 	.receive = xc_local_receive,
 	.close = xc_local_close,
+	.send_fd = xc_local_send_fd,
 };
 
 int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
@@ -362,7 +417,9 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 		.version = XCUDA_LOCAL_VERSION,
 	};
 	struct xcuda_local_welcome w;
-	int fds[XC_LOCAL_MAX_FDS], nfds = 0, sock, ret, i;
+	int fds[XC_LOCAL_MAX_FDS], nfds = 0, sock, ret, i, chan[2];
+	struct pollfd pc;
+	ssize_t sent;
 	uint64_t spin_ns, arena;
 	size_t ring_bytes, map_size;
 	struct xc_local *l;
@@ -379,7 +436,17 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 	sock = xc_connect(path);
 	if (sock < 0)
 		return sock;
-	ret = xc_send_all(sock, &hello, sizeof(hello));
+	/* Without a channel, cudaHostRegister only records its ranges. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0) {
+		chan[0] = chan[1] = -1;
+		ret = xc_send_all(sock, &hello, sizeof(hello));
+	} else {
+		sent = xc_send_fd_msg(sock, &hello, sizeof(hello), chan[1], 0);
+		close(chan[1]);
+		ret = sent < 0 ? (int)sent :
+		      xc_send_all(sock, (char *)&hello + sent,
+				  sizeof(hello) - (size_t)sent);
+	}
 	if (!ret)
 		ret = xc_recv_welcome(sock, &w, fds, &nfds,
 				      xr_deadline(XC_LOCAL_HANDSHAKE_MS));
@@ -427,6 +494,13 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 	l->end.peer_bell = fds[1];
 	l->end.bell = fds[2];
 	l->end.spin_ns = spin_ns;
+	/* A worker that did not keep the channel closed its end unread. */
+	l->chan = chan[0];
+	pc = (struct pollfd){ .fd = chan[0], .events = POLLIN };
+	if (chan[0] >= 0 && poll(&pc, 1, 0) != 0) {
+		close(chan[0]);
+		l->chan = -1;
+	}
 	t->ops = &xc_local_ops;
 	t->arena = (uint8_t *)base + ring_bytes;
 	t->arena_size = w.arena_size;
@@ -441,6 +515,8 @@ fail:
 	for (i = 0; i < nfds; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	if (chan[0] >= 0)
+		close(chan[0]);
 	close(sock);
 	return ret;
 }

@@ -19,6 +19,17 @@
  * The worker seals the memfd against shrinking and growing (a peer that
  * could truncate it would make the other fault on access), and the guest
  * refuses one without those seals.  Both doorbells are non-blocking.
+ *
+ * The descriptor channel (optional): the hello may carry, by SCM_RIGHTS,
+ * one end of an AF_UNIX SOCK_SEQPACKET socket pair the guest made.  A
+ * worker that serves HOST_REGISTER keeps it; an older one reads the hello
+ * without a control buffer, which closes it, and the guest sees its own
+ * end hang up by the time the welcome comes.  Before each HOST_REGISTER
+ * the guest sends on it one struct xcuda_local_fd with exactly one
+ * descriptor, the memfd to register, tagged as the request is.  The
+ * worker reads the channel only while it handles that request, never
+ * while it sleeps on the doorbell and the socket, so the handshake
+ * socket still carries nothing.
  */
 #ifndef XCUDA_LOCAL_H
 #define XCUDA_LOCAL_H
@@ -38,6 +49,14 @@ struct xcuda_local_hello {
 	uint32_t ring_order;	/* wanted; the worker may lower it */
 	uint32_t rsvd;
 	uint64_t arena_size;	/* wanted; the worker may lower it */
+};
+
+/* A descriptor message on the channel: this, and one fd (SCM_RIGHTS). */
+#define XCUDA_LOCAL_FD_MAGIC		0x78636664u	/* "xcfd" */
+
+struct xcuda_local_fd {
+	uint32_t magic;
+	uint32_t tag;		/* HOST_REGISTER's args.tag; never 0 */
 };
 
 struct xcuda_local_welcome {

@@ -108,6 +108,14 @@ struct xcuda_response {
 	uint8_t out[XCUDA_RSP_INLINE];
 };
 
+/*
+ * Response flags, added to the request's flags in an answer.  Request
+ * flags take bits from 0 up, these from 15 down (xen.h: XCUDA_RSPF_GONE).
+ * OUTPUT: the worker holds device output (kernel printf, assert messages)
+ * that the guest has not taken yet; OUTPUT_TAKE fetches it.
+ */
+#define XCUDA_RSPF_OUTPUT	(1u << 14)
+
 DEFINE_RING_TYPES(xcuda, struct xcuda_request, struct xcuda_response);
 
 /* Ring pages: one order per end, as in Xen's multi-page ring protocols. */

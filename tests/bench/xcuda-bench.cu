@@ -13,16 +13,17 @@
  * synchronisation in the loop), launch + cudaDeviceSynchronize,
  * cudaMalloc + cudaFree, 4-byte cudaMemcpy H2D and D2H, bandwidth H2D
  * and D2H from pinned (cudaMallocHost) and pageable (malloc) memory for
- * 4 KiB .. 256 MiB, and a compute-bound kernel (about a second of FMAs
- * over a large matrix).  The last row, cpu, is the CPU time (user +
- * system, all threads) the process used for the rows before it: CUDA's
- * own spinning natively, the guest library's through xcuda.
+ * 4 KiB .. 256 MiB and from malloc memory registered with
+ * cudaHostRegister at 16 and 256 MiB, and a compute-bound kernel (about
+ * a second of FMAs over a large matrix).  The last row, cpu, is the CPU
+ * time (user + system, all threads) the process used for the rows before
+ * it: CUDA's own spinning natively, the guest library's through xcuda.
  *
  *   xcuda-bench [--smoke] [--reps N] [--only GROUP[,GROUP...]]
  *
  * --smoke: tiny counts, for CI (checks that it runs, measures nothing).
- * --only: just these groups of rows: launch, malloc, small, pinned,
- * pageable, compute (to measure one lever without the rest).
+ * --only: just these groups of rows: launch, graph, malloc, small, pinned,
+ * pageable, registered, compute (to measure one lever without the rest).
  */
 #include <algorithm>
 #include <chrono>
@@ -132,6 +133,40 @@ static void bench_launch()
 	row("launch_sync", 0, median(v), "us");
 }
 
+/*
+ * A graph of 100 empty kernels captured on a stream, launched over and
+ * over: the time per kernel, launch and execution together, as a program
+ * that replays graphs sees it.
+ */
+static void bench_graph()
+{
+	const int kernels = 100, n = smoke ? 2 : 1000;
+	cudaStream_t s;
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	std::vector<double> v;
+
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	for (int i = 0; i < kernels; i++)
+		empty_kernel<<<1, 1, 0, s>>>();
+	CK(cudaStreamEndCapture(s, &g));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_s();
+		for (int i = 0; i < n; i++)
+			CK(cudaGraphLaunch(ge, s));
+		CK(cudaStreamSynchronize(s));
+		v.push_back((now_s() - t0) / n / kernels * 1e6);
+	}
+	row("graph_kernel", kernels, median(v), "us");
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+	CK(cudaStreamDestroy(s));
+}
+
 static void bench_malloc()
 {
 	const int n = smoke ? 10 : 2000;
@@ -172,18 +207,15 @@ static void bench_small_copies()
 	CK(cudaFree(d));
 }
 
-/* GB/s of @count copies of @size bytes each way, pinned or pageable. */
-static void bench_bandwidth(bool pinned, size_t max)
+/*
+ * GB/s each way between @h and @d, for sizes from @from to @max, each
+ * @step times the last: rows @h2d_row and @d2h_row.
+ */
+static void bench_sizes(unsigned char *h, unsigned char *d, size_t from,
+			size_t max, size_t step, const char *h2d_row,
+			const char *d2h_row)
 {
-	unsigned char *h, *d;
-
-	if (pinned)
-		CK(cudaMallocHost(&h, max));
-	else if (!(h = (unsigned char *)malloc(max)))
-		exit(2);
-	memset(h, 0x5a, max); /* touched: pageable pages exist */
-	CK(cudaMalloc(&d, max));
-	for (size_t size = 4096; size <= max; size *= 4) {
+	for (size_t size = from; size <= max; size *= step) {
 		/* about 1 GiB per measurement, 4 to 2000 copies */
 		size_t target = smoke ? size : (size_t)1 << 30;
 		int count = (int)std::min<size_t>(
@@ -204,16 +236,51 @@ static void bench_bandwidth(bool pinned, size_t max)
 			h2d.push_back((double)size * count / (t1 - t0) / 1e9);
 			d2h.push_back((double)size * count / (t2 - t1) / 1e9);
 		}
-		row(pinned ? "pinned_h2d" : "pageable_h2d", size, median(h2d),
-		    "GB/s");
-		row(pinned ? "pinned_d2h" : "pageable_d2h", size, median(d2h),
-		    "GB/s");
+		row(h2d_row, size, median(h2d), "GB/s");
+		row(d2h_row, size, median(d2h), "GB/s");
 	}
+}
+
+/* GB/s of @count copies of @size bytes each way, pinned or pageable. */
+static void bench_bandwidth(bool pinned, size_t max)
+{
+	unsigned char *h, *d;
+
+	if (pinned)
+		CK(cudaMallocHost(&h, max));
+	else if (!(h = (unsigned char *)malloc(max)))
+		exit(2);
+	memset(h, 0x5a, max); /* touched: pageable pages exist */
+	CK(cudaMalloc(&d, max));
+	bench_sizes(h, d, 4096, max, 4,
+		    pinned ? "pinned_h2d" : "pageable_h2d",
+		    pinned ? "pinned_d2h" : "pageable_d2h");
 	CK(cudaFree(d));
 	if (pinned)
 		CK(cudaFreeHost(h));
 	else
 		free(h);
+}
+
+/*
+ * The same from malloc memory registered with cudaHostRegister (moved
+ * onto memory shared with the worker through xcuda's `local`), at 16
+ * and 256 MiB.
+ */
+static void bench_registered(size_t max)
+{
+	unsigned char *h = (unsigned char *)malloc(max), *d;
+
+	if (!h)
+		exit(2);
+	memset(h, 0x5a, max);
+	CK(cudaHostRegister(h, max, cudaHostRegisterDefault));
+	CK(cudaMalloc(&d, max));
+	bench_sizes(h, d, smoke ? 4096 : (size_t)16 << 20, max, 16,
+		    "registered_h2d", "registered_d2h");
+	CK(cudaFree(d));
+	CK(cudaHostUnregister(h));
+	free(h);
 }
 
 static void bench_compute()
@@ -262,6 +329,8 @@ int main(int argc, char **argv)
 	printf("metric,size_bytes,value,unit\n");
 	if (want("launch"))
 		bench_launch();
+	if (want("graph"))
+		bench_graph();
 	if (want("malloc"))
 		bench_malloc();
 	if (want("small"))
@@ -271,6 +340,8 @@ int main(int argc, char **argv)
 		bench_bandwidth(true, max);
 	if (want("pageable"))
 		bench_bandwidth(false, max);
+	if (want("registered"))
+		bench_registered(max);
 	if (want("compute"))
 		bench_compute();
 	struct rusage ru;

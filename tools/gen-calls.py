@@ -16,7 +16,8 @@
                                handlers
   dom0-daemon/dispatch.c       the worker's dispatch, validation of extents
                                and the worker side of generated calls
-`docs` writes the command reference (docs/commands.md).
+`docs` writes the command reference (docs/commands.md); `code` also
+writes it, to DIR/docs/commands.md.
 `status` writes docs/STATUS.md: the state of every export.
 
 The prototypes come from NVIDIA's own headers, read through libclang
@@ -138,6 +139,9 @@ def main(argv):
             }
             for rel, text in outs.items():
                 write(os.path.join(a.out, rel), wrap_c(text))
+            # The reference too, so a carried tree needs no libclang.
+            write(os.path.join(a.out, 'docs', 'commands.md'),
+                  emit_docs(spec))
             write(stamp, digest + '\n')
             return 0
         spec = load(a.spec, inc)

@@ -117,24 +117,11 @@ int xd_stream_lookup(struct xd_htab *t, uint32_t h, cudaStream_t *out)
 	return 0;
 }
 
-int xd_event_lookup(struct xd_htab *t, uint32_t h, cudaEvent_t *out)
+void *xd_object_get(struct xd_htab *t, uint32_t h)
 {
 	struct xd_hent *e = xd_htab_get(t, h);
 
-	if (!e)
-		return cudaErrorInvalidResourceHandle;
-	*out = (cudaEvent_t)e->ptr;
-	return 0;
-}
-
-int xd_object_lookup(struct xd_htab *t, uint32_t h, void **out)
-{
-	struct xd_hent *e = xd_htab_get(t, h);
-
-	if (!e)
-		return cudaErrorInvalidResourceHandle;
-	*out = e->ptr;
-	return 0;
+	return e ? e->ptr : NULL;
 }
 
 int xd_object_add(struct xd_htab *t, void *ptr, int device, int borrowed,
@@ -160,9 +147,4 @@ int xd_object_add(struct xd_htab *t, void *ptr, int device, int borrowed,
 	e->device = device;
 	e->borrowed = !!borrowed;
 	return 0;
-}
-
-void xd_object_drop(struct xd_htab *t, uint32_t h)
-{
-	xd_htab_del(t, h);
 }

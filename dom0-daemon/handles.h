@@ -50,19 +50,18 @@ uint32_t xd_htab_next(const struct xd_htab *t, uint32_t h);
  * cudaErrorInvalidResourceHandle.
  */
 int xd_stream_lookup(struct xd_htab *t, uint32_t h, cudaStream_t *out);
-/* Resolves a wire event handle, live in @t: 0 or the same error. */
-int xd_event_lookup(struct xd_htab *t, uint32_t h, cudaEvent_t *out);
-
 /*
- * Tables of the objects the description declares ("handle"): lookup,
- * 0 or cudaErrorInvalidResourceHandle; add, 0 or
- * cudaErrorMemoryAllocation, where a borrowed object (one CUDA owns,
- * such as a device's default pool) keeps the handle it already has;
- * drop.
+ * The CUDA object a handle of @t names (events, and the kinds the
+ * description declares with "handle"), or NULL for an unknown or freed
+ * handle: CUDA never hands out a NULL object.
  */
-int xd_object_lookup(struct xd_htab *t, uint32_t h, void **out);
+void *xd_object_get(struct xd_htab *t, uint32_t h);
+/*
+ * Adds @ptr: 0 or cudaErrorMemoryAllocation.  A borrowed object (one
+ * CUDA owns, such as a device's default pool) keeps the handle it
+ * already has.
+ */
 int xd_object_add(struct xd_htab *t, void *ptr, int device, int borrowed,
 		  uint32_t *h);
-void xd_object_drop(struct xd_htab *t, uint32_t h);
 
 #endif /* XCUDAD_HANDLES_H */

@@ -95,12 +95,11 @@ int xd_op_event_destroy(struct xd_session *s,
 {
 	uint32_t h = a->event;
 	cudaEvent_t ev;
-	int err;
 
 	(void)call;
-	err = xd_event_lookup(&s->events, h, &ev);
-	if (err)
-		return err;
+	ev = xd_object_get(&s->events, h);
+	if (!ev)
+		return cudaErrorInvalidResourceHandle;
 	xd_htab_del(&s->events, h);
 	return cudaEventDestroy(ev);
 }

@@ -7,21 +7,16 @@
 
 #include "validate.h"
 
-const struct xcuda_call_info *xd_call_lookup(uint16_t op)
-{
-	return xcuda_call(op);
-}
-
 const char *xd_op_name(uint16_t op)
 {
-	const struct xcuda_call_info *d = xd_call_lookup(op);
+	const struct xcuda_call_info *d = xcuda_call(op);
 
 	return d ? d->name : "?";
 }
 
 uint32_t xd_result_size(uint16_t op)
 {
-	const struct xcuda_call_info *d = xd_call_lookup(op);
+	const struct xcuda_call_info *d = xcuda_call(op);
 
 	return d ? d->res_size : 0;
 }
@@ -52,7 +47,7 @@ int xd_validate(const struct xcuda_request *req, uint32_t session,
 		uint64_t arena_size, int opened)
 {
 	const struct xcuda_req_hdr *h = &req->hdr;
-	const struct xcuda_call_info *d = xd_call_lookup(h->op);
+	const struct xcuda_call_info *d = xcuda_call(h->op);
 
 	if (!d)
 		return cudaErrorNotSupported;

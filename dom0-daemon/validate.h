@@ -13,8 +13,6 @@
 
 #include "xcuda/calls.h"
 
-/* The command @op, or NULL if @op is none. */
-const struct xcuda_call_info *xd_call_lookup(uint16_t op);
 /* The command's name for logs; "?" for an unknown opcode. */
 const char *xd_op_name(uint16_t op);
 /* Bytes of the command's result; 0 for an unknown opcode. */

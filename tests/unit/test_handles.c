@@ -105,16 +105,11 @@ int main(void)
 		CHECK_MSG(!err && b2 == o1 && !xd_htab_get(&t, o1)->borrowed,
 			  "an own object answered again keeps its handle",
 			  "err %d handle %u (own %u)", err, b2, o1);
-		err = xd_object_lookup(&t, o2, &p);
-		CHECK_MSG(!err && p == &dummy[3], "object resolves",
-			  "err %d", err);
-		xd_object_drop(&t, o2);
-		CHECK_EQ(xd_object_lookup(&t, o2, &p),
-			 cudaErrorInvalidResourceHandle,
-			 "dropped object is unknown");
-		CHECK_EQ(xd_object_lookup(&t, 0, &p),
-			 cudaErrorInvalidResourceHandle,
-			 "object 0 is unknown");
+		p = xd_object_get(&t, o2);
+		CHECK_MSG(p == &dummy[3], "object resolves", "got %p", p);
+		xd_htab_del(&t, o2);
+		CHECK(!xd_object_get(&t, o2), "dropped object is unknown");
+		CHECK(!xd_object_get(&t, 0), "object 0 is unknown");
 		xd_htab_free(&t);
 	}
 

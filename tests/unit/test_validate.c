@@ -87,7 +87,7 @@ static void test_table(void)
 
 	for (i = 0; i < NROWS; i++) {
 		const struct row *r = &rows[i];
-		const struct xcuda_call_info *d = xd_call_lookup(r->op);
+		const struct xcuda_call_info *d = xcuda_call(r->op);
 
 		snprintf(name, sizeof(name), "table %s", r->name);
 		CHECK_MSG(d && !strcmp(d->name, r->name) &&
@@ -98,7 +98,7 @@ static void test_table(void)
 			  "row does not match the table");
 	}
 	for (op = 0; op <= 0xffff; op++)
-		if (xd_call_lookup((uint16_t)op))
+		if (xcuda_call((uint16_t)op))
 			known++;
 	CHECK_MSG(known == NROWS, "table has exactly its rows",
 		  "%u known opcodes, %zu rows", known, NROWS);

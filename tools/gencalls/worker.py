@@ -146,16 +146,16 @@ def worker_body(c):
         if p.kind == 'stream':
             b += ['\terr = xd_stream_lookup(&s->streams, a->%s, &%s);' %
                   (p.name, p.name), '\tif (err)', '\t\tgoto out;']
-        elif p.kind == 'event':
-            b += ['\terr = xd_event_lookup(&s->events, a->%s, &%s);' %
-                  (p.name, p.name), '\tif (err)', '\t\tgoto out;']
+        elif p.kind in ('event', 'handle'):
+            table = '&s->events' if p.kind == 'event' else \
+                '&s->objects[%s]' % p.handle.enum
+            b += ['\t%s = xd_object_get(%s, a->%s);' % (p.name, table, p.name),
+                  '\tif (!%s) {' % p.name,
+                  '\t\terr = cudaErrorInvalidResourceHandle;',
+                  '\t\tgoto out;', '\t}']
         elif p.kind == 'func':
             b += ['\terr = xd_kernel_lookup(s, a->%s, &%s);' %
                   (p.name, p.name), '\tif (err)', '\t\tgoto out;']
-        elif p.kind == 'handle':
-            b += ['\terr = xd_object_lookup(&s->objects[%s], a->%s, '
-                  '(void **)&%s);' % (p.handle.enum, p.name, p.name),
-                  '\tif (err)', '\t\tgoto out;']
         elif p.kind == 'inline' and p.dir == 'out':
             b.append('\tmemset(&%s, 0, sizeof(%s));' % (p.name, p.name))
         elif p.kind == 'inline' and not p.canon.pointee.const:
@@ -204,7 +204,7 @@ def worker_body(c):
         b += ['\tif (err)', '\t\tgoto out;']
     for p in c.params:
         if p.kind == 'handle' and 'destroy' in p.words:
-            b.append('\txd_object_drop(&s->objects[%s], a->%s);' %
+            b.append('\txd_htab_del(&s->objects[%s], a->%s);' %
                      (p.handle.enum, p.name))
     for p in news:
         # A table too full for what CUDA made: the object goes again.

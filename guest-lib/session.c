@@ -412,6 +412,27 @@ static int xc_sizes_ok(uint16_t op, size_t args_len, size_t res_len)
 	return 0;
 }
 
+/* The session a call of @op goes over, or NULL with *@err set. */
+static struct xc_session *xc_session_for(uint16_t op, size_t args_len,
+					 size_t res_len, cudaError_t *err)
+{
+	struct xc_session *s = xc_session_get(err);
+
+	if (s && !xc_sizes_ok(op, args_len, res_len)) {
+		*err = cudaErrorUnknown;
+		return NULL;
+	}
+	return s;
+}
+
+static void xc_req_fill(struct xcuda_request *req, uint16_t op,
+			const void *args, size_t args_len)
+{
+	xc_req_init(req, op, (uint16_t)args_len);
+	if (args_len)
+		memcpy(req->args, args, args_len);
+}
+
 cudaError_t xc_forward(uint16_t op, const void *args, size_t args_len,
 		       void *res, size_t res_len)
 {
@@ -419,14 +440,10 @@ cudaError_t xc_forward(uint16_t op, const void *args, size_t args_len,
 	struct xc_session *s;
 	cudaError_t err;
 
-	s = xc_session_get(&err);
+	s = xc_session_for(op, args_len, res_len, &err);
 	if (!s)
 		return xc_ret(err);
-	if (!xc_sizes_ok(op, args_len, res_len))
-		return xc_ret(cudaErrorUnknown);
-	xc_req_init(&req, op, (uint16_t)args_len);
-	if (args_len)
-		memcpy(req.args, args, args_len);
+	xc_req_fill(&req, op, args, args_len);
 	err = xc_call(s, &req, res, res_len);
 	return xc_ret(err);
 }
@@ -437,14 +454,10 @@ cudaError_t xc_post(uint16_t op, const void *args, size_t args_len)
 	struct xc_session *s;
 	cudaError_t err;
 
-	s = xc_session_get(&err);
+	s = xc_session_for(op, args_len, 0, &err);
 	if (!s)
 		return xc_ret(err);
-	if (!xc_sizes_ok(op, args_len, 0))
-		return xc_ret(cudaErrorUnknown);
-	xc_req_init(&req, op, (uint16_t)args_len);
-	if (args_len)
-		memcpy(req.args, args, args_len);
+	xc_req_fill(&req, op, args, args_len);
 	pthread_mutex_lock(&s->lock);
 	err = xc_post_locked(s, &req, UINT64_MAX);
 	pthread_mutex_unlock(&s->lock);
@@ -488,10 +501,10 @@ cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 	cudaError_t err;
 	unsigned int i, staged = 0;
 
-	s = xc_session_get(&err);
+	s = xc_session_for(op, args_len, res_len, &err);
 	if (!s)
 		return xc_ret(err);
-	if (n > XC_XFER_MAX || !xc_sizes_ok(op, args_len, res_len))
+	if (n > XC_XFER_MAX)
 		return xc_ret(cudaErrorUnknown);
 	for (i = 0; i < n; i++)
 		if (x[i].len == UINT64_MAX || x[i].len > UINT32_MAX)
@@ -514,8 +527,7 @@ cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 		else
 			memset(xc_arena_ptr(s, off[i]), 0, x[i].len);
 	}
-	xc_req_init(&req, op, (uint16_t)args_len);
-	memcpy(req.args, args, args_len);
+	xc_req_fill(&req, op, args, args_len);
 	err = xc_call_locked(s, &req, res, res_len);
 	/* Outputs are the worker's only if it answered. */
 	for (i = 0; !s->dead && i < n; i++)

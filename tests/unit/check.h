@@ -277,4 +277,33 @@ static inline int check_case(const char *name)
 	return ok;
 }
 
+/*
+ * The whole file at @path, NUL-ended and malloc'ed, its length in *@len
+ * when @len is not NULL; NULL when it cannot be read whole.
+ */
+static inline char *check_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = n < 0 ? NULL : malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = 0;
+		if (len)
+			*len = (size_t)n;
+	}
+	return buf;
+}
+
 #endif /* XCUDA_TEST_CHECK_H */

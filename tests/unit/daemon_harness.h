@@ -57,20 +57,7 @@ static inline void nap_ms(long ms)
 
 static inline char *read_log(void)
 {
-	FILE *f = fopen(logpath, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n)
-		buf[0] = 0;
-	fclose(f);
-	return buf;
+	return check_slurp(logpath, NULL);
 }
 
 /* Waits for @needle in the daemon's log; 1 if it came. */

@@ -649,38 +649,13 @@ static int guest_case(enum fake how, enum prog prog,
 	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
 }
 
-/* The whole file at @path (NUL-ended, malloc'ed), or NULL. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = 0;
-		*len = (size_t)n;
-	}
-	return buf;
-}
-
 static void guest_expect(const char *name, enum fake how, enum prog prog,
 			 const char *want_out, const char *want_err)
 {
 	struct guest_result res = { -9, -9, -9 };
 	int rc = guest_case(how, prog, &res);
 	size_t lo = 0, le = 0;
-	char *out = slurp(outpath, &lo), *err = slurp(errpath, &le);
+	char *out = check_slurp(outpath, &lo), *err = check_slurp(errpath, &le);
 
 	CHECK_MSG(!rc && !res.err && !res.dead && !res.next && out &&
 		  !strcmp(out, want_out) && (!want_err ||
@@ -697,7 +672,7 @@ static void guest_flood(void)
 	struct guest_result res = { -9, -9, -9 };
 	int rc = guest_case(F_REAL, P_FLOOD, &res);
 	size_t len = 0, at = 0, want = (size_t)FLOOD_LINES * 14 + 11;
-	char *out = slurp(outpath, &len), line[32];
+	char *out = check_slurp(outpath, &len), line[32];
 	int i, bad = 0;
 
 	for (i = 0; out && len == want && i < FLOOD_LINES && !bad; i++) {
@@ -718,7 +693,7 @@ static void guest_hostile(const char *name, enum fake how, int want_dead)
 	struct guest_result res = { -9, -9, -9 };
 	int rc = guest_case(how, P_SYNC, &res);
 	size_t len = 0;
-	char *out = slurp(outpath, &len);
+	char *out = check_slurp(outpath, &len);
 	int want = want_dead ? cudaErrorDevicesUnavailable : 0;
 
 	CHECK_MSG(!rc && !res.err && res.dead == want && res.next == want &&

@@ -196,17 +196,54 @@ static cudaError_t xc_check_func(const struct xc_func *f, dim3 b,
 	return cudaSuccess;
 }
 
+cudaError_t xc_launch_check(const struct xc_func *f, dim3 g, dim3 b,
+			    size_t shmem)
+{
+	const struct cudaDeviceProp *p;
+	cudaError_t err = xc_props(xc_cur_device(), &p);
+
+	if (!err)
+		err = xc_check_config(p, g, b);
+	if (!err && f)
+		err = xc_check_func(f, b, shmem);
+	return err;
+}
+
+cudaError_t xc_args_pack(struct xc_session *s, const struct xc_func *f,
+			 void **args, struct xcuda_request *req,
+			 uint8_t *inl, size_t cap, uint64_t *blk)
+{
+	uint64_t got;
+	uint8_t *buf;
+	uint32_t i;
+
+	*blk = UINT64_MAX;
+	if (f->nparams && !args)
+		return cudaErrorInvalidValue;
+	if (f->args_size <= cap) {
+		buf = inl;
+	} else {
+		*blk = xc_staging_get(s, f->args_size, f->args_size, &got);
+		if (*blk == UINT64_MAX)
+			return cudaErrorMemoryAllocation;
+		buf = xc_arena_ptr(s, *blk);
+		req->hdr.data_off = (uint32_t)*blk;
+		req->hdr.data_len = f->args_size;
+	}
+	for (i = 0; i < f->nparams; i++)
+		memcpy(buf + f->params[i].offset, args[i], f->params[i].size);
+	return cudaSuccess;
+}
+
 static cudaError_t xc_launch(struct xc_func *f, dim3 g, dim3 b, void **args,
 			     size_t shmem, cudaStream_t stream, int per_thread)
 {
 	struct xcuda_launch_args *a;
-	const struct cudaDeviceProp *p;
 	struct xcuda_request req;
 	struct xc_session *s;
 	cudaError_t err = xc_ready(&s);
-	uint64_t blk = UINT64_MAX, got;
-	uint8_t *buf;
-	uint32_t i, sh;
+	uint64_t blk;
+	uint32_t sh;
 
 	if (err)
 		return xc_ret(err);
@@ -214,16 +251,16 @@ static cudaError_t xc_launch(struct xc_func *f, dim3 g, dim3 b, void **args,
 		return xc_ret(cudaErrorInvalidResourceHandle);
 	if (xc_stream_handle(stream, per_thread, &sh))
 		return xc_ret(cudaErrorInvalidResourceHandle);
-	err = xc_props(xc_cur_device(), &p);
-	if (!err)
-		err = xc_check_config(p, g, b);
+	err = xc_launch_check(NULL, g, b, shmem);
 	if (err)
 		return xc_ret(err);
+	if (shmem > UINT32_MAX)
+		return xc_ret(cudaErrorInvalidValue);
 
 	pthread_mutex_lock(&s->lock);
 	err = xc_func_resolve(s, f);
 	if (!err)
-		err = xc_check_func(f, b, shmem);
+		err = xc_launch_check(f, g, b, shmem);
 	if (err)
 		goto out;
 	xc_req_init(&req, XCUDA_OP_LAUNCH, sizeof(*a));
@@ -232,35 +269,14 @@ static cudaError_t xc_launch(struct xc_func *f, dim3 g, dim3 b, void **args,
 	a->stream = sh;
 	a->grid[0] = g.x; a->grid[1] = g.y; a->grid[2] = g.z;
 	a->block[0] = b.x; a->block[1] = b.y; a->block[2] = b.z;
-	if (shmem > UINT32_MAX) {
-		err = cudaErrorInvalidValue;
-		goto out;
-	}
 	a->shmem = (uint32_t)shmem;
 	a->args_len = f->args_size;
-	if (f->args_size <= sizeof(a->args)) {
-		buf = a->args;
-		req.hdr.len = (uint16_t)(offsetof(struct xcuda_launch_args,
-						  args) + f->args_size);
-	} else {
-		blk = xc_staging_get(s, f->args_size, f->args_size, &got);
-		if (blk == UINT64_MAX) {
-			err = cudaErrorMemoryAllocation;
-			goto out;
-		}
-		buf = xc_arena_ptr(s, blk);
-		req.hdr.data_off = (uint32_t)blk;
-		req.hdr.data_len = f->args_size;
-		req.hdr.len = offsetof(struct xcuda_launch_args, args);
-	}
-	if (f->nparams && !args) {
-		err = cudaErrorInvalidValue;
-		if (blk != UINT64_MAX)
-			xc_arena_release(s->staging, blk);
+	err = xc_args_pack(s, f, args, &req, a->args, sizeof(a->args), &blk);
+	if (err)
 		goto out;
-	}
-	for (i = 0; i < f->nparams; i++)
-		memcpy(buf + f->params[i].offset, args[i], f->params[i].size);
+	req.hdr.len = (uint16_t)offsetof(struct xcuda_launch_args, args);
+	if (blk == UINT64_MAX)
+		req.hdr.len += (uint16_t)f->args_size;
 	err = xc_post_locked(s, &req, blk);
 out:
 	pthread_mutex_unlock(&s->lock);
@@ -283,8 +299,7 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
 			 sharedMem, stream, 1);
 }
 
-/* A kernel named by its host stub, or by a cudaKernel_t we handed out. */
-static struct xc_func *xc_func_lookup(const void *func)
+struct xc_func *xc_func_lookup(const void *func)
 {
 	struct xc_func *f = xc_func_by_host(func);
 

@@ -237,6 +237,26 @@ void xc_pt_streams_reset(int dev);
 cudaError_t xc_func_handle(const void *func, uint32_t *h,
 			   cudaError_t unknown);
 
+/* ---- launches (api_launch.c) ---- */
+
+struct xc_func;
+
+/*
+ * The configuration errors CUDA reports at the call, from the device's
+ * cached limits, and with @f (resolved; may be NULL) its own limits.
+ */
+cudaError_t xc_launch_check(const struct xc_func *f, dim3 g, dim3 b,
+			    size_t shmem);
+/*
+ * Packs @args by the resolved @f's layout (lock held): into @inl when
+ * args_size fits in @cap, else into a staging block named by @req's
+ * data_off/data_len, whose offset goes to *@blk (else ~0), for the
+ * caller to post with or release.
+ */
+cudaError_t xc_args_pack(struct xc_session *s, const struct xc_func *f,
+			 void **args, struct xcuda_request *req,
+			 uint8_t *inl, size_t cap, uint64_t *blk);
+
 /* ---- device properties cache (api_device.c) ---- */
 
 cudaError_t xc_props(int dev, const struct cudaDeviceProp **p);
@@ -365,6 +385,8 @@ void xc_reg_device_reset(void);
 /* Finds a kernel by host stub address, or by its cudaKernel_t. */
 struct xc_func *xc_func_by_host(const void *host_fun);
 struct xc_func *xc_func_by_kernel(const void *kernel);
+/* Either: a host stub or a cudaKernel_t we handed out. */
+struct xc_func *xc_func_lookup(const void *func);
 /* Uploads its module and learns its layout, once.  Lock held. */
 cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f);
 /* Finds a variable by host shadow address and resolves it. */

@@ -5,6 +5,8 @@
 #                   included (installs what it needs)
 #   make check-xen  the Xen rig alone; make modules builds the kernel modules
 #   make check-gpu  the CUDA programs natively and through xcuda (GPU host)
+#   make check-samples SAMPLES=DIR   NVIDIA's cuda-samples (a checkout in
+#                   DIR), natively and through xcuda (GPU host)
 #   make demo       the main job: a CUDA sample through xcudad, then from a
 #                   DomU through the Xen split driver (make demo-xen alone)
 #
@@ -64,7 +66,7 @@ XCUDACTL    := $(B)/bin/xcudactl
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all deps deps-xen modules check check-xen check-gpu demo demo-xen bench \
+.PHONY: all deps deps-xen modules check check-xen check-gpu check-samples demo demo-xen bench \
 	clean docs check-docs
 
 all: $(GUEST_SO) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
@@ -176,6 +178,14 @@ check-xen: deps deps-xen
 check-gpu: deps
 	$(MAKE) all
 	tests/cuda/run-compare.sh --gpu $(B)
+
+# tests/samples/samples.txt says which samples take part, and why not the
+# others.
+check-samples: all
+	@test -n "$(SAMPLES)" || { echo "make check-samples SAMPLES=DIR:" \
+		"DIR is a checkout of NVIDIA's cuda-samples" >&2; exit 2; }
+	tests/samples/samples.sh build $(SAMPLES) $(B)/samples
+	tests/samples/samples.sh compare $(B)/samples $(B)
 
 # The sample through xcudad here (on the GPU when there is one), then
 # from a DomU through the Xen split driver in the QEMU rig, where the

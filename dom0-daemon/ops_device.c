@@ -69,3 +69,36 @@ int xd_op_device_reset(struct xd_session *s, struct xd_call *call)
 	return err;
 }
 
+
+/*
+ * CUDA deprecated the shared memory bank configuration (it has no effect
+ * since Volta) but still exports the calls, and programs still make them.
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+int xd_op_device_get_shared_mem_config(
+		struct xd_session *s,
+		struct xcuda_device_get_shared_mem_config_res *r,
+		struct xd_call *call)
+{
+	enum cudaSharedMemConfig c = cudaSharedMemBankSizeDefault;
+	cudaError_t err;
+
+	(void)s;
+	(void)call;
+	err = cudaDeviceGetSharedMemConfig(&c);
+	if (!err)
+		r->pConfig = c;
+	return err;
+}
+
+int xd_op_device_set_shared_mem_config(
+		struct xd_session *s,
+		const struct xcuda_device_set_shared_mem_config_args *a,
+		struct xd_call *call)
+{
+	(void)s;
+	(void)call;
+	return cudaDeviceSetSharedMemConfig((enum cudaSharedMemConfig)a->config);
+}
+#pragma GCC diagnostic pop

@@ -133,6 +133,32 @@ int main(void)
 	int invalid[1] = { 99 };
 	SHOW(cudaSetValidDevices(invalid, 1));
 
+	/* The L2's persisting lines; the deprecated bank configuration. */
+	SHOW(cudaCtxResetPersistingL2Cache());
+	enum cudaSharedMemConfig smc = cudaSharedMemBankSizeFourByte;
+	SHOWV(cudaDeviceGetSharedMemConfig(&smc), "%d", (int)smc);
+	SHOW(cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte));
+	SHOWV(cudaDeviceGetSharedMemConfig(&smc), "%d", (int)smc);
+	SHOW(cudaDeviceSetSharedMemConfig((enum cudaSharedMemConfig)7));
+
+	/* Pools by memory location (CUDA 13). */
+	cudaMemPool_t dp = NULL, cp = NULL, hp = NULL;
+	cudaMemLocation loc;
+	memset(&loc, 0, sizeof(loc));
+	loc.type = cudaMemLocationTypeDevice;
+	loc.id = 0;
+	SHOW(cudaMemGetDefaultMemPool(&dp, &loc, cudaMemAllocationTypePinned));
+	SHOW(cudaMemGetMemPool(&cp, &loc, cudaMemAllocationTypePinned));
+	printf("current pool is the default: %d\n", dp && cp == dp);
+	SHOW(cudaMemSetMemPool(&loc, cudaMemAllocationTypePinned, dp));
+	loc.type = cudaMemLocationTypeHost;
+	SHOW(cudaMemGetDefaultMemPool(&hp, &loc, cudaMemAllocationTypePinned));
+	printf("host pool is another: %d\n", hp != NULL && hp != dp);
+	loc.type = cudaMemLocationTypeDevice;
+	loc.id = 99;
+	SHOW(cudaMemGetDefaultMemPool(&dp, &loc, cudaMemAllocationTypePinned));
+	SHOW(cudaMemGetDefaultMemPool(NULL, &loc, cudaMemAllocationTypePinned));
+
 	CK(cudaStreamDestroy(s));
 	CK(cudaStreamDestroy(s2));
 	CK(cudaFree(a));

@@ -159,6 +159,23 @@ int main(void)
 	SHOW(cudaMemGetDefaultMemPool(&dp, &loc, cudaMemAllocationTypePinned));
 	SHOW(cudaMemGetDefaultMemPool(NULL, &loc, cudaMemAllocationTypePinned));
 
+	/* Graph memory: nothing allocated by graphs here. */
+	unsigned long long gm = 77;
+	SHOW(cudaDeviceGraphMemTrim(0));
+	SHOW(cudaDeviceGraphMemTrim(99));
+	SHOWV(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent,
+					     &gm), "%llu", gm);
+	SHOWV(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemHigh,
+					     &gm), "%llu", gm);
+	gm = 0;
+	SHOW(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh,
+					    &gm));
+	gm = 5;
+	SHOW(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh,
+					    &gm));
+	SHOW(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent,
+					    &gm));
+
 	CK(cudaStreamDestroy(s));
 	CK(cudaStreamDestroy(s2));
 	CK(cudaFree(a));

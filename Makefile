@@ -97,7 +97,8 @@ $(GEN_HDRS) $(GEN_COMMON) $(GEN_GUEST) $(GEN_DAEMON) $(GEN)/docs/commands.md: \
 
 # The committed documents: make docs rewrites them, make check compares.
 STATUS_ARGS = --exports $(GUEST_EXPORTS) --impl $(B)/guest-lib/impl.syms \
-	      --local guest-lib/exports/local.txt $(SPEC)
+	      --local guest-lib/exports/local.txt \
+	      --unsupported guest-lib/exports/unsupported.txt $(SPEC)
 docs: $(GEN)/docs/commands.md $(B)/guest-lib/impl.syms
 	cp $(GEN)/docs/commands.md docs/commands.md
 	$(PYTHON) tools/gen-calls.py status --out docs/STATUS.md $(STATUS_ARGS)

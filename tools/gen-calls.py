@@ -5,6 +5,7 @@
     tools/gen-calls.py code   --out DIR [--cuda-include DIR] SPEC...
     tools/gen-calls.py docs   --out FILE [--cuda-include DIR] SPEC...
     tools/gen-calls.py status --exports SYMS --impl SYMS --local LIST
+                       [--unsupported LIST]
                               --out FILE [--check] SPEC...
 
 `code` writes, under DIR:
@@ -114,6 +115,7 @@ def main(argv):
     ap.add_argument('--exports')
     ap.add_argument('--impl')
     ap.add_argument('--local')
+    ap.add_argument('--unsupported')
     ap.add_argument('--check', action='store_true')
     a = ap.parse_args(argv)
     inc = a.cuda_include or [os.path.join(
@@ -150,7 +152,8 @@ def main(argv):
         else:
             if not (a.exports and a.impl and a.local):
                 fail('status needs --exports, --impl and --local')
-            text = emit_status(spec, a.exports, a.impl, a.local)
+            text = emit_status(spec, a.exports, a.impl, a.local,
+                               a.unsupported)
         return 0 if write(a.out, text, a.check) else 1
     except SpecError as e:
         sys.stderr.write('%s: %s\n' % (ME, e))

@@ -561,3 +561,67 @@ static void xd_modules_teardown(struct xd_session *s)
 }
 
 XD_SESSION_HOOKS(modules, 20, xd_modules_init, xd_modules_teardown);
+
+int xd_op_library_kernels(struct xd_session *s,
+			  const struct xcuda_library_kernels_args *a,
+			  struct xcuda_library_kernels_res *r,
+			  struct xd_call *call)
+{
+	cudaKernel_t *k = NULL;
+	unsigned int n = 0, i;
+	uint64_t need = 0, put = 0;
+	cudaLibrary_t lib;
+	const char *name;
+	uint32_t mh;
+	size_t len;
+	int err;
+
+	err = xd_module_arg(s, a->module, &mh, &lib);
+	if (!err)
+		err = cudaLibraryGetKernelCount(&n, lib);
+	if (err)
+		return err;
+	if (n) {
+		k = calloc(n, sizeof(*k));
+		if (!k)
+			return cudaErrorMemoryAllocation;
+		err = cudaLibraryEnumerateKernels(k, n, lib);
+	}
+	/* Whole names only: the guest asks again when they do not fit. */
+	for (i = 0; !err && i < n; i++) {
+		err = cudaFuncGetName(&name, (const void *)k[i]);
+		if (err)
+			break;
+		len = strnlen(name, XCUDA_NAME_MAX - 1) + 1;
+		if (put == need && len <= call->data_len - put) {
+			memcpy(call->data + put, name, len - 1);
+			call->data[put + len - 1] = 0;
+			put += len;
+		}
+		need += len;
+	}
+	free(k);
+	if (err)
+		return err;
+	if (need > UINT32_MAX)
+		return cudaErrorNotSupported;
+	r->count = n;
+	r->bytes = (uint32_t)need;
+	return 0;
+}
+
+int xd_op_kernel_set_attribute_for_device(
+		struct xd_session *s,
+		const struct xcuda_kernel_set_attribute_for_device_args *a,
+		struct xd_call *call)
+{
+	cudaKernel_t k;
+	int err;
+
+	(void)call;
+	err = xd_kernel_lookup(s, a->kernel, &k);
+	if (err)
+		return err;
+	return cudaKernelSetAttributeForDevice(k,
+		(enum cudaFuncAttribute)a->attr, a->value, a->device);
+}

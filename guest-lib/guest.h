@@ -393,6 +393,26 @@ cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f);
 cudaError_t xc_var_resolve(struct xc_session *s, const void *host_var,
 			   struct xc_var **out);
 
+/*
+ * Libraries the program loads (cudaLibrary_t is the struct xc_module).
+ * xc_image_unwrap: the fatbinary in nvcc's wrapper, or the image itself;
+ * xc_image_size: the bytes of a fatbinary, cubin or PTX image; 0 if it is
+ * malformed or over XCUDA_MAX_MODULE.  xc_lib_new copies the image; xc_lib_get finds a live
+ * library; xc_lib_kernel gives the one cudaKernel_t of a name (resolved
+ * lazily, as registered kernels are); xc_lib_drop forgets a library the
+ * caller unloaded.  Loads and lookups hold the session lock.
+ */
+const void *xc_image_unwrap(const void *image);
+uint64_t xc_image_size(const void *image);
+struct xc_module *xc_lib_new(const void *image, uint64_t size);
+struct xc_module *xc_lib_get(const void *lib);
+cudaError_t xc_lib_load(struct xc_session *s, struct xc_module *m);
+uint32_t xc_lib_handle(const struct xc_module *m);
+void xc_lib_drop(struct xc_module *m);
+struct xc_func *xc_lib_kernel(struct xc_module *m, const char *name);
+cudaError_t xc_lib_global(struct xc_session *s, struct xc_module *m,
+			  const char *name, uint64_t *dptr, uint64_t *size);
+
 /* Typed builders and round trips of every command (generated). */
 #include "xcuda/guest_calls.h"
 

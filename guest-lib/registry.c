@@ -38,6 +38,7 @@ struct xc_module {
 	struct xc_session *sess;	/* where it is loaded */
 	uint32_t handle;
 	cudaError_t load_err;
+	int lib;		/* cudaLibraryLoadData's: owns image */
 };
 
 /* A tiny pointer-keyed hash map; entries are never removed. */
@@ -54,7 +55,7 @@ struct xc_map {
 };
 
 static pthread_mutex_t xc_reg_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct xc_map xc_funcs_by_host, xc_funcs_by_self, xc_vars;
+static struct xc_map xc_funcs_by_host, xc_funcs_by_self, xc_vars, xc_libs;
 
 static unsigned int xc_map_hash(const void *key)
 {
@@ -202,6 +203,11 @@ fail:
 static int xc_func_of_module(void *val, void *mod)
 {
 	return ((struct xc_func *)val)->mod == mod;
+}
+
+static int xc_is(void *val, void *arg)
+{
+	return val == arg;
 }
 
 static int xc_var_of_module(void *val, void *mod)
@@ -494,5 +500,208 @@ cudaError_t xc_var_resolve(struct xc_session *s, const void *host_var,
 	v->dptr = res.ptr;
 	if (res.size < v->size)
 		v->size = res.size;
+	return cudaSuccess;
+}
+
+/* ---- libraries the program loads itself (cudaLibrary_t) ---- */
+
+#define XC_ELF_MAGIC	0x464c457fu	/* "\x7fELF" */
+
+/* The parts of a 64-bit ELF header that give the file's extent. */
+struct xc_elf64 {
+	uint8_t ident[16];
+	uint16_t type, machine;
+	uint32_t version;
+	uint64_t entry, phoff, shoff;
+	uint32_t flags;
+	uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
+};
+
+struct xc_elf64_shdr {
+	uint32_t name, type;
+	uint64_t flags, addr, offset, size;
+	uint32_t link, info;
+	uint64_t addralign, entsize;
+};
+
+#define XC_SHT_NOBITS	8
+
+static uint64_t xc_max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* The end of a cubin: its headers' tables and its sections'. */
+static uint64_t xc_elf_size(const uint8_t *p)
+{
+	struct xc_elf64 h;
+	struct xc_elf64_shdr sh;
+	uint64_t end, i;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.ident[4] != 2 || h.shentsize != sizeof(sh) ||
+	    h.shoff > XCUDA_MAX_MODULE || h.phoff > XCUDA_MAX_MODULE)
+		return 0;
+	end = xc_max64(sizeof(h), h.shoff + (uint64_t)h.shnum * sizeof(sh));
+	end = xc_max64(end, h.phoff + (uint64_t)h.phnum * h.phentsize);
+	for (i = 0; i < h.shnum; i++) {
+		memcpy(&sh, p + h.shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.type == XC_SHT_NOBITS)
+			continue;
+		if (sh.offset > XCUDA_MAX_MODULE || sh.size > XCUDA_MAX_MODULE)
+			return 0;
+		end = xc_max64(end, sh.offset + sh.size);
+	}
+	return end <= XCUDA_MAX_MODULE ? end : 0;
+}
+
+uint64_t xc_image_size(const void *image)
+{
+	const struct xc_fatbin_header *h = image;
+	uint32_t magic;
+
+	memcpy(&magic, image, sizeof(magic));
+	if (magic == XC_FATBINC_MAGIC)
+		return 0;
+	if (magic == XC_FATBIN_MAGIC)
+		return h->header_size >= sizeof(*h) &&
+		       h->fat_size <= XCUDA_MAX_MODULE ?
+		       h->header_size + h->fat_size : 0;
+	if (magic == XC_ELF_MAGIC)
+		return xc_elf_size(image);
+	/* Anything else is PTX text, which CUDA reads up to its NUL. */
+	return strnlen(image, XCUDA_MAX_MODULE) + 1;
+}
+
+struct xc_module *xc_lib_new(const void *image, uint64_t size)
+{
+	struct xc_module *m = calloc(1, sizeof(*m));
+	void *copy = malloc(size);
+
+	if (!m || !copy) {
+		free(m);
+		free(copy);
+		return NULL;
+	}
+	/* A copy: the program may free its image once it is loaded. */
+	memcpy(copy, image, size);
+	m->image = copy;
+	m->size = size;
+	m->lib = 1;
+	m->cookie = m;
+	pthread_mutex_lock(&xc_reg_lock);
+	if (xc_map_put(&xc_libs, m, m)) {
+		pthread_mutex_unlock(&xc_reg_lock);
+		free(copy);
+		free(m);
+		return NULL;
+	}
+	pthread_mutex_unlock(&xc_reg_lock);
+	return m;
+}
+
+struct xc_module *xc_lib_get(const void *lib)
+{
+	struct xc_module *m;
+
+	pthread_mutex_lock(&xc_reg_lock);
+	m = xc_map_get(&xc_libs, lib);
+	pthread_mutex_unlock(&xc_reg_lock);
+	return m;
+}
+
+cudaError_t xc_lib_load(struct xc_session *s, struct xc_module *m)
+{
+	return xc_module_load(s, m);
+}
+
+uint32_t xc_lib_handle(const struct xc_module *m)
+{
+	return m->handle;
+}
+
+/* Forgets @m and its kernels; the caller unloads it from the worker. */
+void xc_lib_drop(struct xc_module *m)
+{
+	pthread_mutex_lock(&xc_reg_lock);
+	xc_map_drop(&xc_libs, xc_is, m);
+	xc_map_drop(&xc_funcs_by_self, xc_func_of_module, m);
+	pthread_mutex_unlock(&xc_reg_lock);
+	/* Kernels handed out stay allocated: the program may still hold one. */
+	m->bad = 1;
+	m->sess = NULL;
+	m->handle = 0;
+	free((void *)m->image);
+	m->image = NULL;
+	m->size = 0;
+}
+
+const void *xc_image_unwrap(const void *image)
+{
+	const struct xc_fatbin_wrapper *w = image;
+	uint32_t magic;
+
+	memcpy(&magic, image, sizeof(magic));
+	return magic == XC_FATBINC_MAGIC ? w->data : image;
+}
+
+struct xc_func *xc_lib_kernel(struct xc_module *m, const char *name)
+{
+	struct xc_func *f = NULL, *g;
+	struct xc_map_ent *e;
+	size_t i;
+
+	pthread_mutex_lock(&xc_reg_lock);
+	/* One cudaKernel_t per library and name, as with CUDA. */
+	for (i = 0; !f && i < sizeof(xc_funcs_by_self.b) /
+			       sizeof(xc_funcs_by_self.b[0]); i++)
+		for (e = xc_funcs_by_self.b[i]; !f && e; e = e->next) {
+			g = e->val;
+			if (g->mod == m && !strcmp(g->name, name))
+				f = g;
+		}
+	if (!f) {
+		f = calloc(1, sizeof(*f));
+		if (f) {
+			f->magic = XC_FUNC_MAGIC;
+			f->mod = m;
+			f->name = strdup(name);
+			f->max_dyn_smem = -1;
+			f->max_threads = -1;
+		}
+		if (f && (!f->name || xc_map_put(&xc_funcs_by_self, f, f))) {
+			free(f->name);
+			free(f);
+			f = NULL;
+		}
+	}
+	pthread_mutex_unlock(&xc_reg_lock);
+	return f;
+}
+
+cudaError_t xc_lib_global(struct xc_session *s, struct xc_module *m,
+			  const char *name, uint64_t *dptr, uint64_t *size)
+{
+	struct xcuda_var_get_args a = { 0 };
+	struct xcuda_var_get_res res;
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	cudaError_t err;
+	uint64_t blk;
+
+	err = xc_module_load(s, m);
+	if (err)
+		return err;
+	a.module = m->handle;
+	xc_req_var_get(&req, &a);
+	err = xc_name_call(s, &req, name, 0, &rsp, &blk);
+	if (err)
+		return err;
+	xc_arena_release(s->staging, blk);
+	if (rsp.status)
+		return (cudaError_t)rsp.status;
+	memcpy(&res, rsp.out, sizeof(res));
+	*dptr = res.ptr;
+	*size = res.size;
 	return cudaSuccess;
 }

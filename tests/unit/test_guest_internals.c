@@ -123,8 +123,51 @@ static void test_errors(void)
 	      xc_last_error(1) == cudaSuccess, "get-resets-the-error");
 }
 
+/* The sizes of images handed to cudaLibraryLoadData. */
+static void test_image_size(void)
+{
+	static uint64_t img[512];
+	uint8_t *b = (uint8_t *)img;
+	uint32_t magic;
+	uint16_t hs = 16, shentsize = 64, shnum = 3;
+	uint64_t fat = 1000, shoff = 1024, off = 2000, size = 500;
+	uint32_t type = 1;
+
+	memset(img, 0, sizeof(img));
+	magic = 0xba55ed50u;
+	memcpy(b, &magic, 4);
+	memcpy(b + 6, &hs, 2);
+	memcpy(b + 8, &fat, 8);
+	CHECK(xc_image_size(img) == 1016, "image-fatbin-header-size");
+	fat = 1ull << 40;
+	memcpy(b + 8, &fat, 8);
+	CHECK(xc_image_size(img) == 0, "image-fatbin-too-big");
+
+	/* A 64-bit ELF: three section headers, one section at 2000. */
+	memset(img, 0, sizeof(img));
+	memcpy(b, "\177ELF\2", 5);
+	memcpy(b + 40, &shoff, 8);
+	memcpy(b + 58, &shentsize, 2);
+	memcpy(b + 60, &shnum, 2);
+	memcpy(b + shoff + 64 + 4, &type, 4);
+	memcpy(b + shoff + 64 + 24, &off, 8);
+	memcpy(b + shoff + 64 + 32, &size, 8);
+	CHECK(xc_image_size(img) == 2500, "image-elf-section-end");
+	size = 1ull << 40;
+	memcpy(b + shoff + 64 + 32, &size, 8);
+	CHECK(xc_image_size(img) == 0, "image-elf-section-too-big");
+
+	CHECK(xc_image_size(".version 8.0\n") == 14, "image-ptx-to-nul");
+	magic = 0x466243b1u;
+	memset(img, 0, sizeof(img));
+	memcpy(b, &magic, 4);
+	CHECK(xc_image_size(img) == 0, "image-wrapper-not-an-image");
+	CHECK(xc_image_unwrap(".") != NULL, "image-unwrap-plain");
+}
+
 int main(void)
 {
+	test_image_size();
 	test_arena();
 	test_ranges();
 	test_dev_extents();

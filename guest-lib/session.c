@@ -119,6 +119,10 @@ cudaError_t xc_send_locked(struct xc_session *s, struct xcuda_request *req,
 
 	if (s->dead)
 		goto dead;
+	/* Managed memory the device may read or write: one branch if none. */
+	xc_managed_before_send(s, req);
+	if (s->dead)
+		goto dead;
 	req->hdr.id = s->next_id;
 	req->hdr.session = s->t.session;
 	p = &s->pending[req->hdr.id % s->t.ring_slots];

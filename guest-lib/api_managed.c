@@ -5,6 +5,7 @@
  * worker's real managed memory validates.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "guest.h"
@@ -33,7 +34,12 @@ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 		return xc_ret(err);
 	if (!devPtr)
 		return xc_ret(cudaErrorInvalidValue);
-	a.size = size;
+	/*
+	 * Whole chunks: CUDA packs small managed allocations into shared
+	 * pages, which the guest could not map twice.
+	 */
+	a.size = size && size <= SIZE_MAX - XC_MG_CHUNK ?
+		 (size + XC_MG_CHUNK - 1) & ~(size_t)(XC_MG_CHUNK - 1) : size;
 	a.flags = flags;
 	for (i = 0; i < XC_MG_TRIES; i++) {
 		err = xc_call_malloc_managed(&a, &r);

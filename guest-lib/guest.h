@@ -365,11 +365,14 @@ cudaError_t xc_copy_managed_locked(struct xc_session *s, int to_dev,
 void xc_managed_set_copy(xc_mg_copy_fn fn);
 /* Whether any managed range exists (copies then look them up). */
 int xc_managed_any(void);
+/* Whether [p, p + len) touches managed memory. */
+int xc_managed_is(const void *p, size_t len);
 /*
  * Maps host pages over [start, start + size) and tracks them: 0, or
  * -EEXIST when the address is taken in this process, -errno otherwise.
  * @var: __managed__ variables (pulled on first access) rather than a new
- * allocation (zeros on both sides).  @s may be NULL (tests).
+ * allocation (zeros on both sides); variables in pages that earlier
+ * variables mapped join their region.  @s may be NULL (tests).
  */
 int xc_managed_map(struct xc_session *s, uintptr_t start, size_t size,
 		   int var, int device, unsigned int flags);

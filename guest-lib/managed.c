@@ -78,6 +78,22 @@ int xc_managed_any(void)
 	return __atomic_load_n(&xc_mg_count, __ATOMIC_ACQUIRE) != 0;
 }
 
+int xc_managed_is(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+	size_t i;
+	int hit = 0;
+
+	if (!xc_managed_any() || !len)
+		return 0;
+	pthread_mutex_lock(&xc_mg_lock);
+	for (i = 0; i < xc_nmgs && !hit; i++)
+		hit = a < xc_mgs[i]->base + xc_mgs[i]->maplen &&
+		      (a + len < a || a + len > xc_mgs[i]->base);
+	pthread_mutex_unlock(&xc_mg_lock);
+	return hit;
+}
+
 static size_t xc_mg_page(void)
 {
 	static size_t page;
@@ -536,6 +552,51 @@ static void xc_mg_unmap(struct xc_session *s, struct xc_mg *m)
 		xc_hostmem_unregister(s, m->alias, &found);
 }
 
+/*
+ * Variables of another module (an -rdc program's, a library's) in pages
+ * that earlier variables mapped: that region's device extent grows to
+ * cover them, once its chunks are back on the device.  0, or -EEXIST
+ * when no variable region holds the pages.
+ */
+static int xc_mg_widen(struct xc_session *s, uintptr_t start, size_t size)
+{
+	struct xc_range rg = { 0 };
+	struct xc_mg *m = NULL;
+	size_t i;
+	uint32_t c;
+
+	if (s)
+		pthread_mutex_lock(&s->lock);
+	pthread_mutex_lock(&xc_mg_lock);
+	for (i = 0; i < xc_nmgs && !m; i++)
+		if (xc_mgs[i]->var && start >= xc_mgs[i]->base &&
+		    start + size <= xc_mgs[i]->base + xc_mgs[i]->maplen)
+			m = xc_mgs[i];
+	if (m) {
+		uintptr_t lo = start < m->start ? start : m->start;
+		uintptr_t hi = start + size > m->start + m->size ?
+			       start + size : m->start + m->size;
+
+		for (c = 0; c < m->nchunks; c++)
+			xc_mg_drop(m, c);
+		m->start = lo;
+		m->size = hi - lo;
+	}
+	pthread_mutex_unlock(&xc_mg_lock);
+	if (s)
+		pthread_mutex_unlock(&s->lock);
+	if (!m)
+		return -EEXIST;
+	/* For cudaPointerGetAttributes, where it does not overlap. */
+	rg.start = start;
+	rg.size = size;
+	rg.kind = XC_R_MANAGED;
+	rg.device = xc_cur_device();
+	if (xc_range_find(start, &rg) && xc_range_find(start + size - 1, &rg))
+		xc_range_add(&rg);
+	return 0;
+}
+
 int xc_managed_map(struct xc_session *s, uintptr_t start, size_t size,
 		   int var, int device, unsigned int flags)
 {
@@ -569,7 +630,7 @@ int xc_managed_map(struct xc_session *s, uintptr_t start, size_t size,
 	if (r != (void *)m->base) {
 		if (r != MAP_FAILED)
 			munmap(r, m->maplen);
-		ret = -EEXIST;
+		ret = var ? xc_mg_widen(s, start, size) : -EEXIST;
 		goto fail;
 	}
 	m->alias = xc_mg_alias(s, m->maplen, &m->shared);
@@ -659,11 +720,11 @@ void xc_managed_forget_all(struct xc_session *s)
 		if (s)
 			pthread_mutex_unlock(&s->lock);
 		if (!m)
-			return;
-		xc_range_del(m->start, XC_R_MANAGED, NULL);
+			break;
 		xc_mg_unmap(s, m);
 		xc_mg_free(m);
 	}
+	xc_range_drop_kind(XC_R_MANAGED);
 }
 
 cudaError_t xc_managed_prefetch_host(struct xc_session *s, uint64_t p,

@@ -282,6 +282,36 @@ static void attributes(void)
 		   cudaMallocManaged((void **)NULL, 64));
 }
 
+__global__ void slow_fill(unsigned int *p, size_t n, long long cycles)
+{
+	long long t0 = clock64();
+
+	while (clock64() - t0 < cycles)
+		;
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		p[i] = (unsigned int)i;
+}
+
+/* cudaFree while a kernel still writes the memory: CUDA waits for it. */
+static void free_while_running(void)
+{
+	unsigned int *p;
+	const size_t n = 1u << 20;
+
+	CK(cudaMallocManaged(&p, n * sizeof(*p)));
+	p[0] = 1;
+	slow_fill<<<64, 256>>>(p, n, 100000000ll);
+	CKLAUNCH();
+	EXPECT(cudaSuccess, cudaFree(p));
+	EXPECT(cudaSuccess, cudaDeviceSynchronize());
+	/* A managed pointer freed twice, and one inside an allocation. */
+	CK(cudaMallocManaged(&p, 4096));
+	EXPECT_ERR(cudaErrorInvalidValue, cudaFree(p + 1));
+	EXPECT(cudaSuccess, cudaFree(p));
+	EXPECT_ERR(cudaErrorInvalidValue, cudaFree(p));
+}
+
 static void reuse(void)
 {
 	uint64_t total = 0;
@@ -319,5 +349,6 @@ int main(void)
 	prefetch_and_advice();
 	attributes();
 	reuse();
+	free_while_running();
 	return xct_finish("managed");
 }

@@ -174,6 +174,12 @@ static void test_allocation(void)
 	CHECK_EQ(xc_managed_fault(fake_base + SIZE + XC_MG_CHUNK), -1,
 		 "managed: an address outside is not ours");
 
+	CHECK(xc_managed_is((void *)(fake_base - 10), 11),
+	      "managed: a buffer ending in managed memory touches it");
+	CHECK(!xc_managed_is((void *)(fake_base - 10), 10),
+	      "managed: one ending just before does not");
+	CHECK(!xc_managed_is((void *)fake_base, 0),
+	      "managed: an empty buffer does not");
 	CHECK_EQ(xc_managed_unmap(NULL, fake_base, 0), 0, "managed: unmap");
 	CHECK_EQ(xc_managed_state(fake_base), -1, "managed: forgotten");
 	CHECK(!xc_managed_any(), "managed: nothing left");
@@ -206,6 +212,19 @@ static void test_variables(void)
 	launch();
 	CHECK_EQ(((int *)fake_dev)[4096 / 4 + 3], 99,
 		 "managed vars: a host write reaches the device");
+	/* Another module's variables in the same pages join the region. */
+	((int *)fake_dev)[4096 / 4 + 100] = 77;
+	CHECK_EQ(xc_managed_map(NULL, fake_base + 4096 + 400, 4, 1, 0, 0), 0,
+		 "managed vars: a second module's variables in the same page");
+	CHECK_EQ(xc_managed_state((uintptr_t)x), DEVICE,
+		 "managed vars: the region went back to the device");
+	CHECK_EQ(((int *)fake_dev)[4096 / 4 + 3], 99,
+		 "managed vars: with the host's writes pushed");
+	CHECK_EQ(*(volatile int *)(fake_base + 4096 + 400), 77,
+		 "managed vars: the new variable's initial value is pulled");
+	CHECK_EQ(*x, 99, "managed vars: the first keeps its value");
+	CHECK_EQ(xc_managed_map(NULL, fake_base + 4096 + 4000, 200, 1, 0, 0),
+		 -EEXIST, "managed vars: one that runs past the pages is refused");
 	CHECK_EQ(xc_managed_unmap(NULL, fake_base + 4096 + 12, 0), -1,
 		 "managed vars: cudaFree's unmap does not take variables");
 	CHECK_EQ(xc_managed_unmap(NULL, fake_base + 4096 + 12, 1), 0,

@@ -141,6 +141,26 @@ cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count,
 	return xc_prefetch(devPtr, count, location, flags, stream, 1);
 }
 
+/* One MEM_RANGE_GET_ATTRIBUTE per attribute, stopping at the first error. */
+cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes,
+				      enum cudaMemRangeAttribute *attributes,
+				      size_t numAttributes,
+				      const void *devPtr, size_t count)
+{
+	cudaError_t err;
+	size_t i;
+
+	if (!numAttributes || !data || !dataSizes || !attributes)
+		return xc_ret(cudaErrorInvalidValue);
+	for (i = 0; i < numAttributes; i++) {
+		err = cudaMemRangeGetAttribute(data[i], dataSizes[i],
+					       attributes[i], devPtr, count);
+		if (err)
+			return err;
+	}
+	return cudaSuccess;
+}
+
 cudaError_t cudaMemAdvise(const void *devPtr, size_t count,
 			  enum cudaMemoryAdvise advice,
 			  struct cudaMemLocation location)

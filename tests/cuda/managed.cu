@@ -232,6 +232,15 @@ static void prefetch_and_advice(void)
 		       &v, sizeof(v),
 		       cudaMemRangeAttributePreferredLocation, m, n));
 	printf("preferred location: %d\n", v);
+	int rm = -1, pl = -1;
+	void *datas[2] = { &rm, &pl };
+	size_t sizes[2] = { sizeof(rm), sizeof(pl) };
+	cudaMemRangeAttribute attrs[2] = {
+		cudaMemRangeAttributeReadMostly,
+		cudaMemRangeAttributePreferredLocation };
+	EXPECT(cudaSuccess, cudaMemRangeGetAttributes(datas, sizes, attrs, 2,
+						      m, n));
+	printf("attributes: read mostly %d preferred %d\n", rm, pl);
 	EXPECT(cudaSuccess, cudaMemAdvise(m, n, cudaMemAdviseSetAccessedBy,
 					  dev));
 	/* Errors CUDA reports. */

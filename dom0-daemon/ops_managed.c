@@ -46,9 +46,9 @@ int xd_op_mem_prefetch(struct xd_session *s,
 		return cudaMemPrefetchAsync(p, a->count, loc, a->flags, st);
 	if (!a->count)
 		return cudaErrorInvalidValue;
-	err = cudaMemRangeGetAttribute(&last, sizeof(last),
-				       cudaMemRangeAttributeLastPrefetchLocation,
-				       p, a->count);
+	err = cudaMemRangeGetAttribute(
+		&last, sizeof(last), cudaMemRangeAttributeLastPrefetchLocation,
+		p, a->count);
 	if (err)
 		return err;
 	return cudaStreamSynchronize(st);

@@ -48,7 +48,7 @@ struct xc_mg {
 	size_t maplen;
 	uintptr_t start;	/* the device bytes: [start, start + size) */
 	size_t size;
-	uint8_t *alias;		/* the library's mapping of the same pages */
+	uint8_t *alias;		/* the library's mapping of those pages */
 	int shared;		/* the alias is registered with the worker */
 	int var;		/* __managed__ variables: never cudaFree'd */
 	uint32_t nchunks;
@@ -772,6 +772,7 @@ int xc_managed_state(uintptr_t p)
 struct xc_mg_var {
 	void **mod;
 	void **hostp;		/* where host code finds the address */
+	char *name;
 	uint64_t dptr;
 	size_t size;
 	struct xc_mg_var *next;
@@ -785,7 +786,7 @@ void xc_managed_reg_var(void **mod, void **hostp, const char *name,
 {
 	struct xc_mg_var *v = calloc(1, sizeof(*v));
 
-	if (!v || !mod || !hostp) {
+	if (!v || !mod || !hostp || !name || !(v->name = strdup(name))) {
 		xc_log("cannot register __managed__ variable %s",
 		       name ? name : "?");
 		free(v);
@@ -837,9 +838,18 @@ static void xc_mgv_map(struct xc_session *s, struct xc_mg_var **v, size_t n)
 			xc_warn_once(&said, "cannot map __managed__ variables "
 				     "at %p (%s): host code cannot reach them",
 				     (void *)(uintptr_t)lo, strerror(-ret));
-		for (; i < j; i++)
-			if (!ret)
-				*v[i]->hostp = (void *)(uintptr_t)v[i]->dptr;
+		for (; i < j; i++) {
+			if (ret)
+				continue;
+			*v[i]->hostp = (void *)(uintptr_t)v[i]->dptr;
+			/*
+			 * Host code names the variable by that address too
+			 * (cudaMemcpyToSymbol(var, ...) takes &var).
+			 */
+			xc_reg_var(v[i]->mod,
+				   (const char *)(uintptr_t)v[i]->dptr,
+				   v[i]->name, v[i]->size);
+		}
 	}
 }
 

@@ -521,7 +521,8 @@ cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 	 */
 	for (i = 0; i < n; i++) {
 		user[i] = x[i].ptr;
-		if (!x[i].ptr || !x[i].len || !xc_managed_is(x[i].ptr, x[i].len))
+		if (!x[i].ptr || !x[i].len ||
+		    !xc_managed_is(x[i].ptr, x[i].len))
 			continue;
 		bounce[i] = malloc(x[i].len);
 		if (!bounce[i]) {

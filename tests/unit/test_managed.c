@@ -224,7 +224,7 @@ static void test_variables(void)
 		 "managed vars: the new variable's initial value is pulled");
 	CHECK_EQ(*x, 99, "managed vars: the first keeps its value");
 	CHECK_EQ(xc_managed_map(NULL, fake_base + 4096 + 4000, 200, 1, 0, 0),
-		 -EEXIST, "managed vars: one that runs past the pages is refused");
+		 -EEXIST, "managed vars: one past the pages is refused");
 	CHECK_EQ(xc_managed_unmap(NULL, fake_base + 4096 + 12, 0), -1,
 		 "managed vars: cudaFree's unmap does not take variables");
 	CHECK_EQ(xc_managed_unmap(NULL, fake_base + 4096 + 12, 1), 0,

@@ -35,7 +35,7 @@ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 	if (!devPtr)
 		return xc_ret(cudaErrorInvalidValue);
 	/*
-	 * Whole chunks: CUDA packs small managed allocations into shared
+	 * Whole chunks: CUDA may place small managed allocations in shared
 	 * pages, which the guest could not map twice.
 	 */
 	a.size = size && size <= SIZE_MAX - XC_MG_CHUNK ?

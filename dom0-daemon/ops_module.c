@@ -450,8 +450,16 @@ int xd_op_var_get(struct xd_session *s, const struct xcuda_var_get_args *a,
 	err = xd_get_name(call, name);
 	if (!err)
 		err = xd_module_arg(s, a->module, &mh, &lib);
-	if (!err)
-		err = cudaLibraryGetGlobal(&p, &size, lib, name);
+	if (err)
+		return err;
+	err = cudaLibraryGetGlobal(&p, &size, lib, name);
+	/* __managed__ variables, which the guest maps (managed.c). */
+	if (err == cudaErrorSymbolNotFound || err == cudaErrorInvalidValue) {
+		p = NULL;
+		size = 0;
+		if (cudaLibraryGetManaged(&p, &size, lib, name) == cudaSuccess)
+			err = 0;
+	}
 	if (err)
 		return err;
 	r->ptr = (uintptr_t)p;

@@ -13,6 +13,34 @@
 
 #define XC_ATTR_MAX 256
 
+/*
+ * What managed memory through xcuda provides (docs/managed-memory.md):
+ * the host must not touch managed memory while the device may use it,
+ * and pageable memory is not device-accessible.
+ */
+static void xc_managed_props(struct cudaDeviceProp *p)
+{
+	if (!p->managedMemory)
+		return;
+	p->concurrentManagedAccess = 0;
+	p->pageableMemoryAccess = 0;
+	p->pageableMemoryAccessUsesHostPageTables = 0;
+	p->directManagedMemAccessFromHost = 0;
+}
+
+static int xc_managed_attr(enum cudaDeviceAttr attr, int value)
+{
+	switch (attr) {
+	case cudaDevAttrConcurrentManagedAccess:
+	case cudaDevAttrPageableMemoryAccess:
+	case cudaDevAttrPageableMemoryAccessUsesHostPageTables:
+	case cudaDevAttrDirectManagedMemAccessFromHost:
+		return 0;
+	default:
+		return value;
+	}
+}
+
 static pthread_mutex_t xc_dev_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cudaDeviceProp *xc_prop_cache[XCUDA_MAX_DEVICES];
 static int xc_attr_cache[XCUDA_MAX_DEVICES][XC_ATTR_MAX];
@@ -103,6 +131,7 @@ cudaError_t xc_props(int dev, const struct cudaDeviceProp **p)
 	}
 	/* Strings from the peer are terminated here, whatever it sent. */
 	prop->name[sizeof(prop->name) - 1] = '\0';
+	xc_managed_props(prop);
 	xc_prop_cache[dev] = prop;
 	*p = prop;
 out:
@@ -143,9 +172,9 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 	err = xc_call_device_get_attribute(&a, &r);
 	if (err)
 		return err;
-	*value = r.value;
+	*value = xc_managed_attr(attr, r.value);
 	if (cache) {
-		xc_attr_cache[device][attr] = r.value;
+		xc_attr_cache[device][attr] = *value;
 		__atomic_store_n(&xc_attr_known[device][attr], 1,
 				 __ATOMIC_RELEASE);
 	}
@@ -183,6 +212,7 @@ cudaError_t cudaDeviceReset(void)
 		return xc_ret(err);
 	/* The reset freed every device allocation of the process. */
 	xc_range_drop_kind(XC_R_DEVICE);
+	xc_managed_forget_all(s);
 	xc_reg_device_reset();
 	xc_pt_streams_reset(xc_cur_device());
 	return cudaSuccess;

@@ -77,31 +77,32 @@ void __cudaRegisterVar(void **fatCubinHandle, char *hostVar,
 	xc_reg_var(fatCubinHandle, hostVar, deviceName, size);
 }
 
+/*
+ * Host code reaches a __managed__ variable through the pointer its
+ * registration named, after calling this once per translation unit: the
+ * module's variables are resolved and mapped here (managed.c).
+ */
 char __cudaInitModule(void **fatCubinHandle)
 {
-	(void)fatCubinHandle;
-	return 1;
+	return (char)xc_managed_init_module(fatCubinHandle);
 }
 
-/*
- * Registrations of things xcuda cannot back yet: __managed__ variables
- * (no managed memory), host variables and unified-function tables.  The
- * registration itself must not fail, or the program dies in its
- * constructors before main(); it says once what will not work.  They
- * answer 0 whatever their callers expect (void, a status or a pointer).
- */
+/* A __managed__ variable: *hostVarPtrAddress is set by __cudaInitModule. */
 void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
 			      char *deviceAddress, const char *deviceName,
 			      int ext, size_t size, int constant, int global)
 {
-	static int said;
-
-	(void)fatCubinHandle; (void)hostVarPtrAddress; (void)deviceAddress;
-	(void)ext; (void)size; (void)constant; (void)global;
-	xc_warn_once(&said, "__managed__ variables (%s) are not supported",
-		     deviceName ? deviceName : "?");
+	(void)deviceAddress; (void)ext; (void)constant; (void)global;
+	xc_managed_reg_var(fatCubinHandle, hostVarPtrAddress, deviceName,
+			   size);
 }
 
+/*
+ * Registrations of things xcuda cannot back yet: host variables and
+ * unified-function tables.  The registration itself must not fail, or
+ * the program dies in its constructors before main(); it says once what
+ * will not work.  They answer 0 whatever their callers expect.
+ */
 void *__cudaRegisterHostVar(void **fatCubinHandle, const char *deviceName,
 			    void *hostVar, size_t size)
 {

@@ -42,7 +42,9 @@ cudaError_t cudaFree(void *devPtr)
 	struct xcuda_free_args a = { (uintptr_t)devPtr };
 	cudaError_t err = xc_call_free(&a);
 
-	if (!err && devPtr)
+	/* The worker's cudaFree waited for the device, as CUDA's does. */
+	if (!err && devPtr &&
+	    xc_managed_free(xc_session_peek(), devPtr))
 		xc_range_del((uintptr_t)devPtr, XC_R_DEVICE, NULL);
 	return err;
 }
@@ -386,7 +388,8 @@ cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 
 	if (!pFlags)
 		return xc_ret(cudaErrorInvalidValue);
-	if (xc_range_find((uintptr_t)pHost, &rg) || rg.kind == XC_R_DEVICE)
+	if (xc_range_find((uintptr_t)pHost, &rg) || rg.kind == XC_R_DEVICE ||
+	    rg.kind == XC_R_MANAGED)
 		return xc_ret(cudaErrorInvalidValue);
 	/* Under unified addressing all page-locked memory is mapped. */
 	if (rg.kind == XC_R_HOST_REGISTERED)
@@ -417,7 +420,12 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr,
 	if (xc_range_find(p, &rg))
 		return cudaSuccess;
 	attr->device = rg.device;
-	if (rg.kind == XC_R_DEVICE) {
+	if (rg.kind == XC_R_MANAGED) {
+		/* One address on both sides: the host copy is mapped at it. */
+		attr->type = cudaMemoryTypeManaged;
+		attr->devicePointer = (void *)ptr;
+		attr->hostPointer = (void *)ptr;
+	} else if (rg.kind == XC_R_DEVICE) {
 		attr->type = cudaMemoryTypeDevice;
 		attr->devicePointer = (void *)ptr;
 		attr->hostPointer = NULL;

@@ -43,6 +43,13 @@ static enum xc_side xc_classify(struct xc_session *s, const void *p,
 
 	if (xc_in_arena(s, p, len, off))
 		return XC_ARENA;
+	/*
+	 * Managed memory is device memory whatever the kind says: the
+	 * library never touches the program's managed pages (managed.c).
+	 */
+	if (xc_managed_any() && !xc_range_find((uintptr_t)p, &r) &&
+	    r.kind == XC_R_MANAGED)
+		return XC_DEV;
 	if (host == 1)
 		return XC_HOST;
 	if (host == 0)
@@ -126,10 +133,10 @@ static cudaError_t xc_retire(struct xc_session *s, struct xc_inflight *q,
  * A 1D or 2D copy with one host side that is pageable: @rows rows of
  * @width bytes, host rows @hpitch apart, device rows @dpitch apart.
  */
-static cudaError_t xc_staged(struct xc_session *s, int to_dev,
-			     uint8_t *host, size_t hpitch, uint64_t dev,
-			     size_t dpitch, size_t width, size_t rows,
-			     uint32_t stream, int async, int two_d)
+static cudaError_t xc_staged_raw(struct xc_session *s, int to_dev,
+				 uint8_t *host, size_t hpitch, uint64_t dev,
+				 size_t dpitch, size_t width, size_t rows,
+				 uint32_t stream, int async, int two_d)
 {
 	struct xc_inflight q[XC_WINDOW];
 	unsigned int head = 0, n = 0;
@@ -221,9 +228,51 @@ static cudaError_t xc_staged(struct xc_session *s, int to_dev,
 	}
 	while (n)
 		err = xc_retire(s, q, &head, &n, err);
+	return err;
+}
+
+/* A staged copy of the program's: also reports a latched error. */
+static cudaError_t xc_staged(struct xc_session *s, int to_dev,
+			     uint8_t *host, size_t hpitch, uint64_t dev,
+			     size_t dpitch, size_t width, size_t rows,
+			     uint32_t stream, int async, int two_d)
+{
+	cudaError_t err = xc_staged_raw(s, to_dev, host, hpitch, dev, dpitch,
+					width, rows, stream, async, two_d);
+
 	if (!err)
 		err = xc_take_latched(s);
 	return err;
+}
+
+cudaError_t xc_copy_managed_locked(struct xc_session *s, int to_dev,
+				   void *host, uint64_t dev, size_t len)
+{
+	struct xcuda_host_memcpy_args h = { 0 };
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	cudaError_t err;
+	uint64_t off, id;
+	uint32_t reg;
+
+	if (!s)
+		return cudaErrorDevicesUnavailable;
+	if (!xc_hostmem_find(host, len, &reg, &off))
+		return xc_staged_raw(s, to_dev, host, len, dev, len, len, 1,
+				     0, 0, 0);
+	h.region = reg;
+	h.dir = to_dev ? XCUDA_COPY_H2D : XCUDA_COPY_D2H;
+	h.off = off;
+	h.dev = dev;
+	h.count = len;
+	xc_req_host_memcpy(&req, &h);
+	/* Not xc_call_locked(): a latched error is not this copy's. */
+	s->t.expect_ns = len / XC_COPY_BYTES_PER_NS;
+	err = xc_send_locked(s, &req, UINT64_MAX, &id);
+	if (!err)
+		err = xc_wait_locked(s, id, &rsp);
+	s->t.expect_ns = 0;
+	return err ? err : (cudaError_t)rsp.status;
 }
 
 /*

@@ -263,7 +263,8 @@ cudaError_t xc_props(int dev, const struct cudaDeviceProp **p);
 
 /* ---- memory ranges (ranges.c) ---- */
 
-enum xc_range_kind { XC_R_DEVICE, XC_R_HOST_PINNED, XC_R_HOST_REGISTERED };
+enum xc_range_kind { XC_R_DEVICE, XC_R_HOST_PINNED, XC_R_HOST_REGISTERED,
+		     XC_R_MANAGED };
 
 struct xc_range {
 	uintptr_t start;
@@ -346,6 +347,54 @@ int xc_hostmem_unmove(const struct xc_hostreg *r);
 int xc_hostmem_track(const struct xc_hostreg *r);
 /* Takes the entry registered at exactly @ptr out of it; 0 if found. */
 int xc_hostmem_untrack(uintptr_t ptr, struct xc_hostreg *out);
+
+/* ---- managed memory (managed.c, docs/managed-memory.md) ---- */
+
+/* The unit of coherence of managed memory, bytes of host pages. */
+#define XC_MG_CHUNK	(2u << 20)
+
+/*
+ * Copies @len bytes between the library's own @host mapping of managed
+ * memory and @dev, synchronously; no latched error is taken.  Session
+ * lock held.  copy.c's is the real one; tests put in their own.
+ */
+typedef cudaError_t (*xc_mg_copy_fn)(struct xc_session *s, int to_dev,
+				     void *host, uint64_t dev, size_t len);
+cudaError_t xc_copy_managed_locked(struct xc_session *s, int to_dev,
+				   void *host, uint64_t dev, size_t len);
+void xc_managed_set_copy(xc_mg_copy_fn fn);
+/* Whether any managed range exists (copies then look them up). */
+int xc_managed_any(void);
+/* Whether [p, p + len) touches managed memory. */
+int xc_managed_is(const void *p, size_t len);
+/*
+ * Maps host pages over [start, start + size) and tracks them: 0, or
+ * -EEXIST when the address is taken in this process, -errno otherwise.
+ * @var: __managed__ variables (pulled on first access) rather than a new
+ * allocation (zeros on both sides); variables in pages that earlier
+ * variables mapped join their region.  @s may be NULL (tests).
+ */
+int xc_managed_map(struct xc_session *s, uintptr_t start, size_t size,
+		   int var, int device, unsigned int flags);
+/* Unmaps and forgets the range mapped at @start; 0 if there was one. */
+int xc_managed_unmap(struct xc_session *s, uintptr_t start, int var);
+void xc_managed_forget_all(struct xc_session *s);
+/* In xc_send_locked(), before @req goes: pushes and invalidates. */
+void xc_managed_before_send(struct xc_session *s,
+			    const struct xcuda_request *req);
+/* The fault handler's work for @addr: 0 handled, -1 not managed memory. */
+int xc_managed_fault(uintptr_t addr);
+/* Pulls every chunk [p, p + len) touches that the host does not hold. */
+cudaError_t xc_managed_prefetch_host(struct xc_session *s, uint64_t p,
+				     uint64_t len);
+/* The state of @p's chunk (0 DEVICE, 1 CLEAN, 2 DIRTY), -1 if none. */
+int xc_managed_state(uintptr_t p);
+/* __cudaRegisterManagedVar and __cudaInitModule. */
+void xc_managed_reg_var(void **mod, void **hostp, const char *name,
+			size_t size);
+int xc_managed_init_module(void **mod);
+/* cudaFree's part (api_managed.c): 0 if @p was managed, now unmapped. */
+int xc_managed_free(struct xc_session *s, void *p);
 
 /* ---- fatbinaries, kernels and variables (registry.c) ---- */
 

@@ -123,7 +123,8 @@ int xc_range_dev_extent(uintptr_t p, uint64_t len)
 {
 	struct xc_range r;
 
-	return len && !xc_range_find(p, &r) && r.kind == XC_R_DEVICE &&
+	return len && !xc_range_find(p, &r) &&
+	       (r.kind == XC_R_DEVICE || r.kind == XC_R_MANAGED) &&
 	       len <= r.size - (p - r.start);
 }
 

@@ -119,6 +119,10 @@ cudaError_t xc_send_locked(struct xc_session *s, struct xcuda_request *req,
 
 	if (s->dead)
 		goto dead;
+	/* Managed memory the device may read or write: one branch if none. */
+	xc_managed_before_send(s, req);
+	if (s->dead)
+		goto dead;
 	req->hdr.id = s->next_id;
 	req->hdr.session = s->t.session;
 	p = &s->pending[req->hdr.id % s->t.ring_slots];
@@ -496,6 +500,8 @@ cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 			    unsigned int n)
 {
 	uint64_t off[XC_XFER_MAX], got;
+	void *bounce[XC_XFER_MAX] = { 0 }, *user[XC_XFER_MAX];
+	int filled[XC_XFER_MAX] = { 0 };
 	struct xcuda_request req;
 	struct xc_session *s;
 	cudaError_t err;
@@ -509,6 +515,24 @@ cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 	for (i = 0; i < n; i++)
 		if (x[i].len == UINT64_MAX || x[i].len > UINT32_MAX)
 			return xc_ret(cudaErrorInvalidValue);
+	/*
+	 * Managed memory may fault, which must not happen under the lock
+	 * (managed.c): such a buffer goes through a private copy.
+	 */
+	for (i = 0; i < n; i++) {
+		user[i] = x[i].ptr;
+		if (!x[i].ptr || !x[i].len ||
+		    !xc_managed_is(x[i].ptr, x[i].len))
+			continue;
+		bounce[i] = malloc(x[i].len);
+		if (!bounce[i]) {
+			err = cudaErrorMemoryAllocation;
+			goto unbounce;
+		}
+		if (x[i].dir & XC_XFER_IN)
+			memcpy(bounce[i], x[i].ptr, x[i].len);
+		x[i].ptr = bounce[i];
+	}
 	pthread_mutex_lock(&s->lock);
 	for (i = 0; i < n; i++, staged++) {
 		*x[i].ext = (struct xcuda_extent){ 0, 0 };
@@ -532,13 +556,24 @@ cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 	/* Outputs are the worker's only if it answered. */
 	for (i = 0; !s->dead && i < n; i++)
 		if (off[i] != UINT64_MAX && (x[i].dir & XC_XFER_OUT) &&
-		    (!err || (x[i].dir & XC_XFER_KEEP)))
+		    (!err || (x[i].dir & XC_XFER_KEEP))) {
 			memcpy(x[i].ptr, xc_arena_ptr(s, off[i]), x[i].len);
+			filled[i] = 1;
+		}
 out:
 	for (i = 0; i < staged; i++)
 		if (off[i] != UINT64_MAX)
 			xc_arena_release(s->staging, off[i]);
 	pthread_mutex_unlock(&s->lock);
+unbounce:
+	for (i = 0; i < n; i++) {
+		if (!bounce[i])
+			continue;
+		if (filled[i])
+			memcpy(user[i], bounce[i], x[i].len);
+		x[i].ptr = user[i];
+		free(bounce[i]);
+	}
 	return xc_ret(err);
 }
 

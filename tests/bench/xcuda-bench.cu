@@ -283,6 +283,54 @@ static void bench_registered(size_t max)
 	free(h);
 }
 
+__global__ void managed_inc(unsigned int *p, size_t n)
+{
+	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+	     i += (size_t)gridDim.x * blockDim.x)
+		p[i] += 1;
+}
+
+/*
+ * A managed-memory loop: the host writes every byte, a kernel reads and
+ * writes them, the host reads them back after a synchronisation.  The
+ * row is the bytes of one direction per second of a whole iteration.
+ */
+static void bench_managed()
+{
+	const size_t sizes[] = { (size_t)1 << 20, (size_t)64 << 20 };
+
+	for (size_t size : sizes) {
+		if (smoke)
+			size = 4096;
+		size_t n = size / sizeof(unsigned int);
+		int iters = size >= ((size_t)64 << 20) ? 8 : 64;
+		std::vector<double> v;
+		unsigned int *p;
+		unsigned long long sum = 0;
+
+		CK(cudaMallocManaged(&p, size));
+		for (int r = 0; r < reps; r++) {
+			double t0 = now_s();
+			for (int it = 0; it < iters; it++) {
+				for (size_t i = 0; i < n; i++)
+					p[i] = (unsigned int)(i + it);
+				managed_inc<<<264, 256>>>(p, n);
+				CK(cudaDeviceSynchronize());
+				for (size_t i = 0; i < n; i += 1)
+					sum += p[i];
+			}
+			v.push_back((double)size * iters /
+				    (now_s() - t0) / 1e9);
+		}
+		if (!sum)
+			fprintf(stderr, "xcuda-bench: managed sum 0\n");
+		row("managed_loop", size, median(v), "GB/s");
+		CK(cudaFree(p));
+		if (smoke)
+			break;
+	}
+}
+
 static void bench_compute()
 {
 	const int n = smoke ? 1 << 16 : 1 << 24;
@@ -342,6 +390,8 @@ int main(int argc, char **argv)
 		bench_bandwidth(false, max);
 	if (want("registered"))
 		bench_registered(max);
+	if (want("managed"))
+		bench_managed();
 	if (want("compute"))
 		bench_compute();
 	struct rusage ru;

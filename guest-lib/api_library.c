@@ -13,6 +13,9 @@
 
 #include "guest.h"
 
+/* Room for the names of a library's kernels, at first. */
+#define XC_LIB_NAMES	4096u
+
 static cudaError_t xc_lib_open(cudaLibrary_t *library, const void *code,
 			       unsigned int nopts)
 {
@@ -206,8 +209,8 @@ cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes,
 }
 
 /*
- * LIBRARY_KERNELS into a staging block of @room bytes (0: counts only);
- * the names are left in the block at *@blk for the caller to free.
+ * LIBRARY_KERNELS into a staging block of at least @room bytes; the
+ * names are left in the block at *@blk for the caller to free.
  */
 static cudaError_t xc_lib_kernels(struct xc_session *s, struct xc_module *m,
 				  uint64_t room,
@@ -223,13 +226,13 @@ static cudaError_t xc_lib_kernels(struct xc_session *s, struct xc_module *m,
 	*blk = UINT64_MAX;
 	a.module = xc_lib_handle(m);
 	xc_req_library_kernels(&req, &a);
-	if (room) {
-		*blk = xc_staging_get(s, room, room, &got);
-		if (*blk == UINT64_MAX)
-			return cudaErrorMemoryAllocation;
-		req.hdr.data_off = (uint32_t)*blk;
-		req.hdr.data_len = (uint32_t)got;
-	}
+	if (room < XC_LIB_NAMES)
+		room = XC_LIB_NAMES;
+	*blk = xc_staging_get(s, room, room, &got);
+	if (*blk == UINT64_MAX)
+		return cudaErrorMemoryAllocation;
+	req.hdr.data_off = (uint32_t)*blk;
+	req.hdr.data_len = (uint32_t)got;
 	err = xc_send_locked(s, &req, UINT64_MAX, &id);
 	if (!err)
 		err = xc_wait_locked(s, id, &rsp);
@@ -238,9 +241,7 @@ static cudaError_t xc_lib_kernels(struct xc_session *s, struct xc_module *m,
 	memset(r, 0, sizeof(*r));
 	if (!err)
 		memcpy(r, rsp.out, sizeof(*r));
-	if (!err && room && r->bytes > got)
-		err = cudaErrorInvalidValue;	/* changed under us */
-	if (err && *blk != UINT64_MAX) {
+	if (err) {
 		xc_arena_release(s->staging, *blk);
 		*blk = UINT64_MAX;
 	}
@@ -261,6 +262,8 @@ cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLibrary_t lib)
 	if (err)
 		return xc_ret(err);
 	err = xc_lib_kernels(s, m, 0, &r, &blk);
+	if (!err)
+		xc_arena_release(s->staging, blk);
 	pthread_mutex_unlock(&s->lock);
 	if (!err)
 		*count = r.count;
@@ -286,8 +289,15 @@ cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels,
 	if (err)
 		return xc_ret(err);
 	err = xc_lib_kernels(s, m, 0, &r, &blk);
-	if (!err && r.bytes)
+	if (!err && r.bytes > XC_LIB_NAMES) {
+		/* Again with room for every name. */
+		xc_arena_release(s->staging, blk);
 		err = xc_lib_kernels(s, m, r.bytes, &r, &blk);
+		if (!err && r.bytes > xc_arena_find(s->staging, blk, &off)) {
+			xc_arena_release(s->staging, blk);
+			err = cudaErrorInvalidValue;	/* changed under us */
+		}
+	}
 	if (err)
 		goto out;
 	/* One copy out of the arena; the worker's names are checked there. */

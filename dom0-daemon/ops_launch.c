@@ -229,3 +229,24 @@ int xd_op_occupancy_max_active_clusters(
 	r->value = v;
 	return err;
 }
+
+/* Deprecated in CUDA 13, still exported: forwarded for CUDA to answer. */
+int xd_op_func_set_shared_mem_config(
+	struct xd_session *s,
+	const struct xcuda_func_set_shared_mem_config_args *a,
+	struct xd_call *call)
+{
+	cudaKernel_t k;
+	int err;
+
+	(void)call;
+	err = xd_kernel_lookup(s, a->func, &k);
+	if (err)
+		return err;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	err = cudaFuncSetSharedMemConfig((const void *)k,
+					 (enum cudaSharedMemConfig)a->config);
+#pragma GCC diagnostic pop
+	return err;
+}

@@ -12,12 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
+#include "guest-lib/transport.h"
 #include "dom0-daemon/ipc_table.h"
+#include "dom0-daemon/transport_local.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/supervise.h"
 #include "dom0-daemon/worker.h"
@@ -244,12 +249,78 @@ static void test_commands(void)
 		  "live %u (was %u)", xd_ipc_live(), before);
 }
 
+/*
+ * The domain of a local session is the kernel's word on who connected
+ * (SO_PEERCRED), whatever the guest says: a guest child connects, as
+ * @uid when that is not ours (root only), and the worker end looks.
+ */
+static uint64_t local_domain_of(const char *path, int lfd, uid_t uid)
+{
+	struct xd_chan c;
+	uint64_t dom = 1;
+	pid_t g;
+	int conn;
+
+	g = fork();
+	if (!g) {
+		struct xc_transport t;
+		struct xc_transport_opts o = { path, 1u << 20, 0 };
+
+		alarm(10);
+		if (uid != getuid() && setuid(uid))
+			_exit(2);
+		_exit(xc_local_open(&t, &o) ? 3 : 0);
+	}
+	conn = accept(lfd, NULL, NULL);
+	if (conn >= 0 && !xd_local_accept(conn, &c, NULL, 0x55)) {
+		dom = c.domain;
+		c.ops->close(&c);
+	} else if (conn >= 0) {
+		close(conn);
+	}
+	waitpid(g, NULL, 0);
+	return dom;
+}
+
+static void test_local_domain(void)
+{
+	char dir[] = "/tmp/xcuda-ipc-XXXXXX", path[128];
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	uint64_t d;
+	int lfd;
+
+	REQUIRE_MSG(mkdtemp(dir), "temporary directory", "mkdtemp");
+	snprintf(path, sizeof(path), "%s/s", dir);
+	strcpy(sun.sun_path, path);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	REQUIRE_MSG(lfd >= 0 && !bind(lfd, (struct sockaddr *)&sun,
+				     sizeof(sun)) && !listen(lfd, 2),
+		    "listening socket", "%s", strerror(errno));
+	chmod(dir, 0755);
+	chmod(path, 0777);
+	d = local_domain_of(path, lfd, getuid());
+	CHECK_MSG(d == (XD_DOMAIN_LOCAL | getuid()), "local domain is the "
+		  "peer's uid", "domain %#llx", (unsigned long long)d);
+	if (getuid() == 0) {
+		d = local_domain_of(path, lfd, 65534);
+		CHECK_MSG(d == (XD_DOMAIN_LOCAL | 65534), "another uid is "
+			  "another domain", "domain %#llx",
+			  (unsigned long long)d);
+	} else {
+		SKIP("another uid is another domain", "not root");
+	}
+	close(lfd);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	xd_log_setup(XD_LOG_ERROR, 0);
 	test_table();
 	test_reaped_worker();
+	test_local_domain();
 	open_session(&sa, &chan_a, SESSION_A, DOM_A);
 	open_session(&sb, &chan_b, SESSION_B, DOM_B);
 	open_session(&snone, &chan_none, 0x3333cccc, 0);

@@ -500,8 +500,6 @@ static void attributes(void)
 	EXPECT_ERR(cudaErrorInvalidValue, cudaLaunchKernelEx(&c, fill, a, n, 1));
 	c = config(dim3(1), dim3(2048), 0, st, NULL, 0);
 	EXPECT_ERR(cudaErrorInvalidValue, cudaLaunchKernelEx(&c, fill, a, n, 1));
-	c = config(dim3(1), dim3(32), 0, st, NULL, 3);
-	SHOW(cudaLaunchKernelEx(&c, fill, a, n, 1));
 	int nn = n, v = 3;
 	void *args[] = { &a, &nn, &v };
 	c = config(dim3(n / 256), dim3(256), 0, st, NULL, 0);

@@ -127,11 +127,12 @@ int xd_ipc_record(uint64_t domain, uint32_t session, int kind,
 		if (!xd_ipc->e[i].kind) {
 			if (!free_e)
 				free_e = &xd_ipc->e[i];
-		} else if (xd_ipc->e[i].session == session) {
+		} else if (xd_ipc->e[i].domain == domain) {
 			mine++;
 		}
 	}
-	if (mine >= XD_IPC_PER_SESSION) {
+	/* No guest can take the whole table from the others. */
+	if (mine >= XD_IPC_PER_DOMAIN) {
 		err = -EDQUOT;
 	} else if (!free_e) {
 		err = -ENOSPC;

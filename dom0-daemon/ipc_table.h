@@ -19,7 +19,7 @@
 
 #define XD_IPC_HANDLE		64	/* cudaIpc{Mem,Event}Handle_t */
 #define XD_IPC_SLOTS		4096	/* entries in the daemon's table */
-#define XD_IPC_PER_SESSION	1024	/* entries one session may hold */
+#define XD_IPC_PER_DOMAIN	1024	/* entries one domain may hold */
 
 enum { XD_IPC_MEM = 1, XD_IPC_EVENT = 2 };
 
@@ -35,8 +35,8 @@ void xd_ipc_table_destroy(void);
 
 /*
  * Records @bytes of @kind as exported by @session of @domain: 0, or
- * -ENOSPC (the table is full), -EDQUOT (the session holds
- * XD_IPC_PER_SESSION entries), -ENODEV (no table).  The same bytes
+ * -ENOSPC (the table is full), -EDQUOT (the domain holds
+ * XD_IPC_PER_DOMAIN entries), -ENODEV (no table).  The same bytes
  * recorded again belong to the newest exporter.
  */
 int xd_ipc_record(uint64_t domain, uint32_t session, int kind,

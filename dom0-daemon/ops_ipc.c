@@ -27,7 +27,7 @@ _Static_assert(sizeof(cudaIpcEventHandle_t) == XD_IPC_HANDLE,
 static int xd_ipc_export(struct xd_session *s, int kind, const void *h)
 {
 	int err = xd_ipc_record(s->chan->domain, s->id, kind, h);
-	const char *why = err == -EDQUOT ? "the session's quota is used" :
+	const char *why = err == -EDQUOT ? "the domain's quota is used" :
 			  err == -ENOSPC ? "the table is full" : "no table";
 
 	if (err) {

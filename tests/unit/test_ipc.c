@@ -126,21 +126,24 @@ static void test_table(void)
 	CHECK_EQ(xd_ipc_check(DOM_A, XD_IPC_MEM, h), -ENOENT,
 		 "A's entries gone");
 
-	/* One session's share is bounded below the table. */
-	REQUIRE_MSG(!xd_ipc_table_create(XD_IPC_PER_SESSION + 4),
+	/* One domain's share is bounded below the table. */
+	REQUIRE_MSG(!xd_ipc_table_create(XD_IPC_PER_DOMAIN + 4),
 		    "larger table", "create failed");
-	for (i = 0, e = 0; i < XD_IPC_PER_SESSION && !e; i++) {
+	for (i = 0, e = 0; i < XD_IPC_PER_DOMAIN && !e; i++) {
 		handle_bytes(g, 1000 + i);
 		memcpy(g + 60, &i, sizeof(i));
-		e = xd_ipc_record(DOM_A, SESSION_A, XD_IPC_MEM, g);
+		/* Spread over two sessions: the quota is the domain's. */
+		e = xd_ipc_record(DOM_A, i & 1 ? SESSION_A : 0x4444, XD_IPC_MEM,
+				  g);
 	}
-	CHECK_EQ(e, 0, "a session's quota recorded");
+	CHECK_EQ(e, 0, "a domain's quota recorded");
 	g[0] ^= 0xff;
-	CHECK_EQ(xd_ipc_record(DOM_A, SESSION_A, XD_IPC_MEM, g), -EDQUOT,
-		 "over the session's quota");
-	CHECK_EQ(xd_ipc_record(DOM_A, SESSION_B, XD_IPC_MEM, g), 0,
-		 "another session still records");
+	CHECK_EQ(xd_ipc_record(DOM_A, 0x5555, XD_IPC_MEM, g), -EDQUOT,
+		 "over the domain's quota, even from a new session");
+	CHECK_EQ(xd_ipc_record(DOM_B, SESSION_B, XD_IPC_MEM, g), 0,
+		 "another domain still records");
 	xd_ipc_forget_session(SESSION_A);
+	xd_ipc_forget_session(0x4444);
 	xd_ipc_forget_session(SESSION_B);
 	CHECK_EQ(xd_ipc_live(), 0, "emptied");
 }

@@ -144,10 +144,9 @@ int xd_op_ipc_get_event_handle(struct xd_session *s,
 	return err;
 }
 
-int xd_op_ipc_open_event_handle(struct xd_session *s,
-				const struct xcuda_ipc_open_event_handle_args *a,
-				struct xcuda_ipc_open_event_handle_res *r,
-				struct xd_call *call)
+int xd_op_ipc_open_event_handle(
+	struct xd_session *s, const struct xcuda_ipc_open_event_handle_args *a,
+	struct xcuda_ipc_open_event_handle_res *r, struct xd_call *call)
 {
 	cudaIpcEventHandle_t h;
 	struct xd_hent *e;

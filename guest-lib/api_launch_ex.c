@@ -351,9 +351,9 @@ cudaError_t cudaOccupancyMaxPotentialClusterSize(
 			      clusterSize, func, launchConfig);
 }
 
-cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters,
-					   const void *func,
-					   const cudaLaunchConfig_t *launchConfig)
+cudaError_t cudaOccupancyMaxActiveClusters(
+	int *numClusters, const void *func,
+	const cudaLaunchConfig_t *launchConfig)
 {
 	return xc_occ_cluster(XCUDA_OP_OCCUPANCY_MAX_ACTIVE_CLUSTERS,
 			      numClusters, func, launchConfig);

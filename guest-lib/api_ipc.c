@@ -25,7 +25,7 @@ static struct xc_ipc_open *xc_ipc_opens;
 static void xc_ipc_opened(uint64_t ptr, uint64_t size)
 {
 	struct xc_ipc_open *o;
-	struct xc_range rg = { 0 };
+	struct xc_range rg;
 
 	pthread_mutex_lock(&xc_ipc_lock);
 	for (o = xc_ipc_opens; o && o->ptr != ptr; o = o->next)
@@ -40,15 +40,20 @@ static void xc_ipc_opened(uint64_t ptr, uint64_t size)
 			o->next = xc_ipc_opens;
 			xc_ipc_opens = o;
 		}
-		/* Without its size the memory cannot be told by address:
-		 * copies to it need an explicit kind. */
-		if (o && size) {
-			rg.start = ptr;
-			rg.size = size;
-			rg.kind = XC_R_DEVICE;
-			rg.device = xc_cur_device();
-			xc_range_add(&rg);
-		}
+	}
+	/*
+	 * Recorded unless it is already (a device reset drops every range,
+	 * and a forked child keeps its parent's list).  Without its size
+	 * the memory cannot be told by address: copies to it then need an
+	 * explicit kind.
+	 */
+	if (o && size && xc_range_find((uintptr_t)ptr, &rg)) {
+		memset(&rg, 0, sizeof(rg));
+		rg.start = ptr;
+		rg.size = size;
+		rg.kind = XC_R_DEVICE;
+		rg.device = xc_cur_device();
+		xc_range_add(&rg);
 	}
 	pthread_mutex_unlock(&xc_ipc_lock);
 }

@@ -55,6 +55,17 @@ void xd_arena_put(struct xd_session *s, const struct xcuda_extent *e,
 /* Bytes a 2D host region spans; 0 with *ok clear when it cannot exist. */
 uint64_t xd_span_2d(uint64_t pitch, uint64_t width, uint64_t height, int *ok);
 
+/*
+ * Launches (ops_module.c): the kernel @func and the session's argument
+ * vector, built from a private copy of the @len packed bytes at @src,
+ * which must be the kernel's args_size.  0 or a cudaError_t.
+ */
+int xd_launch_argv(struct xd_session *s, uint32_t func, const uint8_t *src,
+		   uint32_t len, cudaKernel_t *k);
+/* The same from a LAUNCH layout (inline or extent), and its stream. */
+int xd_launch_fixed(struct xd_session *s, const struct xcuda_launch_args *a,
+		    struct xd_call *call, cudaKernel_t *k, cudaStream_t *st);
+
 /* A device reset destroyed the device's streams and events. */
 void xd_streams_forget_device(struct xd_session *s, int device);
 

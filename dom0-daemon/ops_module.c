@@ -477,15 +477,31 @@ static int xd_func(struct xd_session *s, uint32_t h, struct xd_func **f)
 	return 0;
 }
 
-int xd_op_launch(struct xd_session *s, const struct xcuda_launch_args *a,
-		 struct xd_call *call)
+int xd_launch_argv(struct xd_session *s, uint32_t func, const uint8_t *src,
+		   uint32_t len, cudaKernel_t *k)
+{
+	struct xd_func *f;
+	uint32_t i;
+	int err;
+
+	err = xd_func(s, func, &f);
+	if (err)
+		return err;
+	if (len != f->args_size)
+		return cudaErrorInvalidValue;
+	/* One copy: the guest cannot change the arguments under CUDA. */
+	memcpy(s->argbuf, src, len);
+	for (i = 0; i < f->nparams; i++)
+		s->argv[i] = s->argbuf + f->params[i].offset;
+	*k = f->kernel;
+	return 0;
+}
+
+int xd_launch_fixed(struct xd_session *s, const struct xcuda_launch_args *a,
+		    struct xd_call *call, cudaKernel_t *k, cudaStream_t *st)
 {
 	const size_t inl = offsetof(struct xcuda_launch_args, args);
 	const uint8_t *src;
-	struct xd_func *f;
-	cudaStream_t st;
-	dim3 grid, block;
-	uint32_t i;
 	int err;
 
 	if (!call->data_len) {
@@ -498,24 +514,30 @@ int xd_op_launch(struct xd_session *s, const struct xcuda_launch_args *a,
 			return cudaErrorInvalidValue;
 		src = call->data;
 	}
-	err = xd_func(s, a->func, &f);
+	err = xd_stream_lookup(&s->streams, a->stream, st);
 	if (!err)
-		err = xd_stream_lookup(&s->streams, a->stream, &st);
+		err = xd_launch_argv(s, a->func, src, a->args_len, k);
+	return err;
+}
+
+int xd_op_launch(struct xd_session *s, const struct xcuda_launch_args *a,
+		 struct xd_call *call)
+{
+	cudaKernel_t k;
+	cudaStream_t st;
+	dim3 grid, block;
+	int err;
+
+	err = xd_launch_fixed(s, a, call, &k, &st);
 	if (err)
 		return err;
-	if (a->args_len != f->args_size)
-		return cudaErrorInvalidValue;
-	/* One copy: the guest cannot change the arguments under CUDA. */
-	memcpy(s->argbuf, src, a->args_len);
-	for (i = 0; i < f->nparams; i++)
-		s->argv[i] = s->argbuf + f->params[i].offset;
 	grid.x = a->grid[0];
 	grid.y = a->grid[1];
 	grid.z = a->grid[2];
 	block.x = a->block[0];
 	block.y = a->block[1];
 	block.z = a->block[2];
-	return cudaLaunchKernel((const void *)f->kernel, grid, block, s->argv,
+	return cudaLaunchKernel((const void *)k, grid, block, s->argv,
 				a->shmem, st);
 }
 

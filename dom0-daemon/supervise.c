@@ -145,6 +145,8 @@ void xd_super_reap(struct xd_super *sv)
 		if (i == sv->max)
 			continue;
 		xd_log_end(sv, &sv->kids[i], status);
+		if (sv->gone)
+			sv->gone(sv->kids[i].session);
 		sv->kids[i].pid = 0;
 		sv->live--;
 	}

@@ -28,6 +28,8 @@ struct xd_super {
 	sigset_t child_mask;	/* the signal mask workers start with */
 	int parent_fds[XD_SUPER_MAX_FDS];	/* closed in every worker */
 	unsigned int nfds;
+	/* Optional: a reaped worker's session is gone, however it ended. */
+	void (*gone)(uint32_t session);
 };
 
 int xd_super_init(struct xd_super *sv, unsigned int max_sessions);

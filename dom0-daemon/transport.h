@@ -51,6 +51,12 @@ struct xd_chan {
 	uint8_t *arena;		/* the session's arena, mapped here */
 	uint64_t arena_size;
 	uint32_t session;
+	/*
+	 * Who the guest is, from the transport, never from the guest:
+	 * XD_DOMAIN_LOCAL | the peer's uid, XD_DOMAIN_XEN | its domain id
+	 * (ipc_table.h); 0 when unknown, which no IPC handle opens in.
+	 */
+	uint64_t domain;
 	void *priv;
 };
 

@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 
 #include "common/ring_wait.h"
+#include "ipc_table.h"
 #include "shm.h"
 #include "transport_local.h"
 #include "xcuda/local.h"
@@ -440,6 +441,18 @@ fail:
 	return err;
 }
 
+/* The kernel's word for who connected: the peer's uid at connect(). */
+static uint64_t xd_peer_domain(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ||
+	    len != sizeof(cr))
+		return 0;
+	return XD_DOMAIN_LOCAL | (uint32_t)cr.uid;
+}
+
 int xd_local_accept(int conn_fd, struct xd_chan *c,
 		    const struct xd_local_limits *lim, uint32_t session_id)
 {
@@ -501,6 +514,7 @@ int xd_local_accept(int conn_fd, struct xd_chan *c,
 	c->arena = (uint8_t *)l->base + ring_bytes;
 	c->arena_size = h.arena_size;
 	c->session = session_id;
+	c->domain = xd_peer_domain(conn_fd);
 	c->priv = l;
 	return 0;
 

@@ -20,6 +20,7 @@
 
 #include "common/ring_wait.h"
 #include "shm.h"
+#include "ipc_table.h"
 #include "transport_xen.h"
 
 /* Requests taken from the file per read(); handed out one by one. */
@@ -224,6 +225,8 @@ int xd_xen_accept(int fd, struct xd_chan *c, const struct xcuda_back_event *ev)
 	c->arena = arena;
 	c->arena_size = ev->arena_size;
 	c->session = ev->session;
+	/* The backend names the domain; the guest cannot. */
+	c->domain = XD_DOMAIN_XEN | ev->domid;
 	c->priv = x;
 	return 0;
 

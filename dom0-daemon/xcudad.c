@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "xcuda/local.h"
+#include "ipc_table.h"
 #include "log.h"
 #include "privdrop.h"
 #include "supervise.h"
@@ -563,6 +564,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	d.super.child_mask = old;
+	/* Before any worker: they all inherit the one table. */
+	if (xd_ipc_table_create(0) < 0)
+		xd_log(XD_LOG_WARN, "no IPC table: cudaIpc* handles will "
+		       "not open");
+	d.super.gone = xd_ipc_forget_session;
 	d.lfd = xd_listen(d.socket_path, &d.sock_ino);
 	if (d.lfd < 0)
 		return 1;
@@ -605,6 +611,7 @@ int main(int argc, char **argv)
 		close(d.xfd);
 	xd_super_stop_all(&d.super, 2000);
 	xd_super_fini(&d.super);
+	xd_ipc_table_destroy();
 	xd_user_free(&d.user);
 	close(d.sfd);
 	xd_log(XD_LOG_INFO, "stopped");

@@ -374,8 +374,12 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
 		err = xc_wait_locked(s, id, &rsp);
 	if (!err)
 		err = (cudaError_t)rsp.status;
-	if (!err)
+	if (!err) {
 		memcpy(attr, xc_arena_ptr(s, off), sizeof(*attr));
+		/* What launches are checked against follows CUDA's answer. */
+		if (attr->maxDynamicSharedSizeBytes >= 0)
+			f->max_dyn_smem = attr->maxDynamicSharedSizeBytes;
+	}
 	xc_arena_release(s->staging, off);
 out:
 	pthread_mutex_unlock(&s->lock);

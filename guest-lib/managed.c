@@ -264,6 +264,8 @@ static int xc_mg_accesses(const struct xcuda_request *req,
 
 	switch (req->hdr.op) {
 	case XCUDA_OP_LAUNCH:
+	case XCUDA_OP_LAUNCH_COOPERATIVE:
+	case XCUDA_OP_LAUNCH_EX:
 	case XCUDA_OP_GRAPH_LAUNCH:
 	case XCUDA_OP_MEMCPY_PEER:
 	case XCUDA_OP_MEMCPY_PEER_ASYNC:

@@ -61,6 +61,16 @@ static struct {
 static __thread int xc_hf_runner;
 static pthread_once_t xc_hf_once = PTHREAD_ONCE_INIT;
 
+static void xc_hf_atfork_prepare(void)
+{
+	pthread_mutex_lock(&xc_hf.lock);
+}
+
+static void xc_hf_atfork_parent(void)
+{
+	pthread_mutex_unlock(&xc_hf.lock);
+}
+
 /* The child of a fork has its own session, and no runner thread. */
 static void xc_hf_atfork_child(void)
 {
@@ -83,7 +93,8 @@ static void xc_hf_atfork_child(void)
 
 static void xc_hf_init(void)
 {
-	pthread_atfork(NULL, NULL, xc_hf_atfork_child);
+	pthread_atfork(xc_hf_atfork_prepare, xc_hf_atfork_parent,
+		       xc_hf_atfork_child);
 }
 
 static long xc_futex(uint32_t *word, int op, uint32_t val,
@@ -282,14 +293,48 @@ static void *xc_hf_main(void *arg)
 	return NULL;
 }
 
+/* Starts the runner thread on @area.  Lock held. */
+static cudaError_t xc_hf_spawn(struct xcuda_hostfn_area *area, int futex)
+{
+	cudaError_t err = cudaSuccess;
+	sigset_t all, old;
+	pthread_attr_t at;
+	pthread_t th;
+
+	if (xc_hf.started)
+		return xc_hf.area == area ? cudaSuccess : cudaErrorUnknown;
+	xc_hf.area = area;
+	xc_hf.futex = futex;
+	/* The program's signals are for its own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &at, xc_hf_main, area))
+		err = cudaErrorMemoryAllocation;
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		xc_hf.started = 1;
+	return err;
+}
+
+cudaError_t xc_hostfn_serve(struct xcuda_hostfn_area *area, int futex)
+{
+	cudaError_t err;
+
+	pthread_once(&xc_hf_once, xc_hf_init);
+	pthread_mutex_lock(&xc_hf.lock);
+	err = xc_hf_spawn(area, futex);
+	pthread_mutex_unlock(&xc_hf.lock);
+	return err;
+}
+
 cudaError_t xc_hostfn_start(struct xc_session *s)
 {
 	struct xcuda_hostfn_setup_args a;
 	struct xcuda_hostfn_area *area;
-	sigset_t all, old;
-	pthread_attr_t at;
 	cudaError_t err = cudaSuccess;
-	pthread_t th;
 	uint64_t off;
 
 	pthread_once(&xc_hf_once, xc_hf_init);
@@ -297,7 +342,8 @@ cudaError_t xc_hostfn_start(struct xc_session *s)
 	if (xc_hf.started)
 		goto out;
 	/* After a failed thread start the worker knows the area already. */
-	if (!xc_hf.area) {
+	area = xc_hf.area;
+	if (!area) {
 		off = xc_arena_alloc(s->heap, XCUDA_PAGE_SIZE,
 				     XCUDA_PAGE_SIZE);
 		if (off == UINT64_MAX) {
@@ -313,20 +359,8 @@ cudaError_t xc_hostfn_start(struct xc_session *s)
 			xc_arena_release(s->heap, off);
 			goto out;
 		}
-		xc_hf.area = area;
 	}
-	xc_hf.futex = !!(s->t.flags & XC_TRANSPORT_SHARED_FUTEX);
-	/* The program's signals are for its own threads. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &at, xc_hf_main, xc_hf.area))
-		err = cudaErrorMemoryAllocation;
-	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!err)
-		xc_hf.started = 1;
+	err = xc_hf_spawn(area, !!(s->t.flags & XC_TRANSPORT_SHARED_FUTEX));
 out:
 	pthread_mutex_unlock(&xc_hf.lock);
 	return err;

@@ -64,6 +64,12 @@ int xc_hostfn_on_runner(void);
  * records there were.  The runner thread's step, exposed for tests.
  */
 int xc_hostfn_scan(struct xcuda_hostfn_area *area, int futex);
+/*
+ * Starts the runner thread on @area, as xc_hostfn_start() does after
+ * HOSTFN_SETUP; once per process (tests drive it with an area of their
+ * own).  @futex: the worker can wake us (XC_TRANSPORT_SHARED_FUTEX).
+ */
+cudaError_t xc_hostfn_serve(struct xcuda_hostfn_area *area, int futex);
 /* Entries registered (pending one-shot ones and kept ones), for tests. */
 unsigned int xc_hostfn_count(void);
 

@@ -256,19 +256,20 @@ static void test_trampoline(int futex)
 	EXPECT(a->slot[slot].token == 77 && !a->slot[slot].flags &&
 	       !a->slot[slot].status, "record: token %llu flags %u",
 	       (unsigned long long)a->slot[slot].token, a->slot[slot].flags);
-	EXPECT(a->wake, "wake word not bumped");
+	EXPECT(__atomic_load_n(&a->wake, __ATOMIC_ACQUIRE),
+	       "wake word not bumped");
 	/* Wrong completion values: it keeps waiting. */
 	seq = a->slot[slot].seq;
-	a->slot[slot].done = seq + 1;
+	__atomic_store_n(&a->slot[slot].done, seq + 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &a->slot[slot].done, FUTEX_WAKE, INT_MAX, NULL,
 		NULL, 0);
 	a->slot[slot].token = 0xdeadbeef;
 	nap_ms(120);
 	EXPECT(!tramp_done(&t), "a wrong completion released it");
-	a->slot[slot].done = 0;
+	__atomic_store_n(&a->slot[slot].done, 0, __ATOMIC_RELEASE);
 	nap_ms(20);
 	EXPECT(!tramp_done(&t), "completion 0 released it");
-	a->slot[slot].done = seq;
+	__atomic_store_n(&a->slot[slot].done, seq, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &a->slot[slot].done, FUTEX_WAKE, INT_MAX, NULL,
 		NULL, 0);
 	EXPECT(tramp_join(&t, 2000), "the right completion did not release "
@@ -395,7 +396,8 @@ static void test_full(void)
 		       started);
 	nap_ms(100);
 	for (n = 0, i = 0; i < XCUDA_HOSTFN_SLOTS; i++)
-		n += a->slot[i].seq != a->slot[i].done;
+		n += __atomic_load_n(&a->slot[i].seq, __ATOMIC_ACQUIRE) !=
+		     __atomic_load_n(&a->slot[i].done, __ATOMIC_ACQUIRE);
 	EXPECT(n == XCUDA_HOSTFN_SLOTS, "%d records for %d slots", n,
 	       XCUDA_HOSTFN_SLOTS);
 	for (n = 0, i = 0; i < N; i++)
@@ -616,6 +618,78 @@ out:
 	check_case("guest: records name only registered functions");
 }
 
+/* ---- both halves: the worker's trampoline and the guest's runner ---- */
+
+static pthread_t test_thread;
+static int e2e_runs, e2e_elsewhere, e2e_refused, e2e_cb;	/* atomic */
+
+static void e2e_fn(void *data)
+{
+	cudaError_t err = cudaSuccess;
+
+	(void)data;
+	nap_ms(30);
+	if (!pthread_equal(pthread_self(), test_thread))
+		__atomic_store_n(&e2e_elsewhere, 1, __ATOMIC_RELEASE);
+	if (!xc_session_get(&err) && err == cudaErrorNotPermitted &&
+	    xc_hostfn_on_runner())
+		__atomic_store_n(&e2e_refused, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&e2e_runs, 1, __ATOMIC_ACQ_REL);
+}
+
+static void CUDART_CB e2e_cb_fn(cudaStream_t s, cudaError_t status,
+				void *data)
+{
+	if (s == (cudaStream_t)(uintptr_t)21 && status == cudaSuccess &&
+	    data == &e2e_cb)
+		__atomic_add_fetch(&e2e_cb, 1, __ATOMIC_ACQ_REL);
+}
+
+/*
+ * Last of the in-process cases: the runner thread serves this area for
+ * the rest of the process.
+ */
+static void test_end_to_end(void)
+{
+	struct xc_hostfn h = { .kind = XC_HOSTFN_HOST, .fn.host = e2e_fn };
+	struct xc_hostfn c = { .kind = XC_HOSTFN_STREAM,
+			       .fn.stream = e2e_cb_fn, .data = &e2e_cb,
+			       .stream = (cudaStream_t)(uintptr_t)21 };
+	uint64_t th = 0, tc = 0;
+	void *ud = NULL, *g = NULL;
+	long t0;
+
+	test_thread = pthread_self();
+	wsession(1);
+	EXPECT(!xd_hostfn_setup(&wsess, AREA_OFF, 4096), "setup");
+	EXPECT(!xc_hostfn_serve(warea(), 1), "runner");
+	EXPECT(!xc_hostfn_register(&h, 0, &th), "register");
+	EXPECT(!xd_hostfn_ctx_new(&wsess, th, XD_HOSTFN_ONESHOT, &ud), "ctx");
+	t0 = now_ms();
+	/* This thread plays CUDA's: it returns once the function did. */
+	xd_hostfn_trampoline(ud);
+	EXPECT(__atomic_load_n(&e2e_runs, __ATOMIC_ACQUIRE) == 1,
+	       "ran %d times", e2e_runs);
+	EXPECT(now_ms() - t0 >= 30, "returned before the function did");
+	EXPECT(__atomic_load_n(&e2e_elsewhere, __ATOMIC_ACQUIRE),
+	       "ran on the caller's thread");
+	EXPECT(__atomic_load_n(&e2e_refused, __ATOMIC_ACQUIRE),
+	       "a CUDA call from a host function was not refused");
+	EXPECT(!xc_hostfn_register(&c, XC_HOSTFN_KEEP, &tc), "register");
+	EXPECT(!xd_hostfn_ctx_new(&wsess, tc, XD_HOSTFN_GRAPH, &g), "ctx");
+	for (int i = 0; i < 3; i++)
+		xd_hostfn_callback(NULL, cudaSuccess, g);
+	EXPECT(__atomic_load_n(&e2e_cb, __ATOMIC_ACQUIRE) == 3,
+	       "the graph's callback ran %d times", e2e_cb);
+	xd_hostfn_trampoline(ud);
+	EXPECT(__atomic_load_n(&e2e_runs, __ATOMIC_ACQUIRE) == 1,
+	       "a one-shot ran again");
+out:
+	check_case("end to end: the trampoline waits for the guest's runner "
+		   "thread, which refuses CUDA calls");
+	xd_session_fini(&wsess);
+}
+
 /* ---- through a real xcudad ---- */
 
 static int d_call(struct xc_transport *t, uint16_t op, const void *args,
@@ -739,7 +813,8 @@ int main(void)
 	test_peer_gone(1);
 	test_peer_gone(0);
 	test_full();
-	free(wchan.arena);
+	/* The runner serves wchan's arena from now on: never freed. */
+	test_end_to_end();
 	REQUIRE_MSG(!listen_on(), "setup", "listen: %s", strerror(errno));
 	test_local_gone();
 	close(lfd);

@@ -27,7 +27,7 @@
 
 /* Context flags. */
 #define XD_HOSTFN_ONESHOT	0	/* gone once it ran */
-#define XD_HOSTFN_GRAPH		(1u << 0)	/* fires at every launch */
+#define XD_HOSTFN_GRAPH		(1u << 0)	/* a graph node's */
 
 /*
  * HOSTFN_SETUP: the slot area is [off, off + len) of the session's arena.

@@ -15,7 +15,7 @@
 #define XCUDA_HOSTFN_SLOTS	64
 
 /* Record flags (slot.flags, written by the worker). */
-#define XCUDA_HOSTFN_GRAPH	(1u << 0)	/* a graph node: fires again */
+#define XCUDA_HOSTFN_GRAPH	(1u << 0)	/* a graph's: fires again */
 
 /*
  * One function running.  The worker owns a slot from publishing a record
@@ -26,8 +26,8 @@
 struct xcuda_hostfn_slot {
 	uint64_t token;		/* worker: the guest's token */
 	uint32_t seq;		/* worker: a new record when != done */
-	uint32_t done;		/* guest: = seq once the function returned */
-	int32_t status;		/* worker: the stream's status (callbacks) */
+	uint32_t done;		/* guest: = seq once the function ran */
+	int32_t status;		/* worker: the stream's status */
 	uint32_t flags;		/* worker: XCUDA_HOSTFN_* */
 	uint64_t rsvd;
 };

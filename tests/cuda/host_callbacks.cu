@@ -30,7 +30,7 @@ __global__ void add(int *p, int n, int v)
 static const int N = 4096;
 static pthread_t main_thread;
 static int seq;			/* order in which host functions ran */
-static int on_caller;		/* a host function ran on the main thread */
+static int on_caller;		/* one ran on the main thread */
 
 static void note_thread(void)
 {

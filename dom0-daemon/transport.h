@@ -44,6 +44,12 @@ struct xd_chan_ops {
 	 * another negative errno.
 	 */
 	int (*take_fd)(struct xd_chan *c, uint32_t tag);
+	/*
+	 * Optional: 1 once the guest has gone, else 0.  Never waits; safe
+	 * from any thread while the channel is open (host functions ask it
+	 * while the session's thread may be blocked in CUDA).
+	 */
+	int (*peer_gone)(struct xd_chan *c);
 };
 
 struct xd_chan {
@@ -57,7 +63,14 @@ struct xd_chan {
 	 * (ipc_table.h); 0 when unknown, which no IPC handle opens in.
 	 */
 	uint64_t domain;
+	unsigned int flags;	/* XD_CHAN_* */
 	void *priv;
 };
+
+/*
+ * The guest maps the arena MAP_SHARED from the same memory on this
+ * kernel: a futex on an arena word wakes across the two processes.
+ */
+#define XD_CHAN_SHARED_FUTEX	(1u << 0)
 
 #endif /* XCUDA_DAEMON_TRANSPORT_H */

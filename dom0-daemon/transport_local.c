@@ -250,6 +250,15 @@ static int xd_local_take_fd(struct xd_chan *c, uint32_t tag)
 	return -ENOENT;
 }
 
+/* The handshake socket hangs up (or reads) only once the guest has gone. */
+static int xd_local_peer_gone(struct xd_chan *c)
+{
+	struct xd_local *l = c->priv;
+	struct pollfd p = { .fd = l->end.sock, .events = POLLIN | POLLRDHUP };
+
+	return poll(&p, 1, 0) > 0 && p.revents;
+}
+
 static const struct xd_chan_ops xd_local_ops = {
 	.name = "local",
 	.next = xd_local_next,
@@ -257,6 +266,7 @@ static const struct xd_chan_ops xd_local_ops = {
 	.arena_at = xd_local_arena_at,
 	.close = xd_local_close,
 	.take_fd = xd_local_take_fd,
+	.peer_gone = xd_local_peer_gone,
 };
 
 /* ------------------------------------------------------------------ */
@@ -515,6 +525,7 @@ int xd_local_accept(int conn_fd, struct xd_chan *c,
 	c->arena_size = h.arena_size;
 	c->session = session_id;
 	c->domain = xd_peer_domain(conn_fd);
+	c->flags = XD_CHAN_SHARED_FUTEX;
 	c->priv = l;
 	return 0;
 

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -178,12 +179,22 @@ static void xd_xen_close(struct xd_chan *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* xcuda-back says EPOLLHUP once the session is over. */
+static int xd_xen_peer_gone(struct xd_chan *c)
+{
+	struct xd_xen *x = c->priv;
+	struct pollfd p = { .fd = x->fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
+}
+
 static const struct xd_chan_ops xd_xen_ops = {
 	.name = "xen",
 	.next = xd_xen_next,
 	.reply = xd_xen_reply,
 	.arena_at = xd_xen_arena_at,
 	.close = xd_xen_close,
+	.peer_gone = xd_xen_peer_gone,
 };
 
 int xd_xen_accept(int fd, struct xd_chan *c, const struct xcuda_back_event *ev)

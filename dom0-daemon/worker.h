@@ -23,6 +23,8 @@ struct xd_pin {
 	struct xd_pin *next;
 };
 
+struct xd_hostfn;
+
 /* The fatbinary being uploaded by MODULE_DATA pieces. */
 struct xd_upload {
 	uint8_t *image;		/* NULL when no upload is under way */
@@ -49,6 +51,7 @@ struct xd_session {
 	/* LAUNCH builds its argument vector here. */
 	uint8_t *argbuf;	/* XCUDA_MAX_ARGS_BYTES */
 	void **argv;		/* XCUDA_MAX_PARAMS */
+	struct xd_hostfn *hostfn;	/* host functions (hostfn.c), or NULL */
 };
 
 /* One request being handled: a validated private copy and its answer. */

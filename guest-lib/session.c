@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "guest.h"
+#include "hostfn.h"
 
 /* Errors CUDA reports fit well below this; anything else is garbage. */
 #define XC_STATUS_MAX 100000
@@ -379,6 +380,14 @@ struct xc_session *xc_session_get(cudaError_t *err)
 	struct xc_session *s = __atomic_load_n(&xc_sess, __ATOMIC_ACQUIRE);
 	static int atfork_done;
 
+	/*
+	 * A host function may not call CUDA: the worker may be blocked on
+	 * the very stream that waits for it.
+	 */
+	if (xc_hostfn_on_runner()) {
+		*err = cudaErrorNotPermitted;
+		return NULL;
+	}
 	if (s) {
 		*err = cudaSuccess;
 		return s;

@@ -55,8 +55,15 @@ struct xc_transport {
 	 * may spin that long.  Session lock.
 	 */
 	uint64_t expect_ns;
+	unsigned int flags;	/* XC_TRANSPORT_* */
 	void *priv;		/* the transport's own state */
 };
+
+/*
+ * The worker maps the arena MAP_SHARED from the same memory as we do, on
+ * this kernel: a futex on an arena word wakes across the two processes.
+ */
+#define XC_TRANSPORT_SHARED_FUTEX	(1u << 0)
 
 /* Connect options; zero means the transport's default. */
 struct xc_transport_opts {

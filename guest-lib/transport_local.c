@@ -506,6 +506,7 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 	t->arena_size = w.arena_size;
 	t->session = w.session;
 	t->ring_slots = RING_SIZE(&l->front);
+	t->flags = XC_TRANSPORT_SHARED_FUTEX;
 	t->priv = l;
 	return 0;
 

@@ -561,3 +561,48 @@ static void xd_modules_teardown(struct xd_session *s)
 }
 
 XD_SESSION_HOOKS(modules, 20, xd_modules_init, xd_modules_teardown);
+
+int xd_kernel_argv(struct xd_session *s, uint32_t h, uint8_t *args,
+		   uint32_t len, cudaKernel_t *k, void ***argv)
+{
+	struct xd_func *f;
+	uint32_t i;
+	int err = xd_func(s, h, &f);
+
+	if (err)
+		return err;
+	if (len != f->args_size)
+		return cudaErrorInvalidValue;
+	*argv = calloc(f->nparams ? f->nparams : 1, sizeof(**argv));
+	if (!*argv)
+		return cudaErrorMemoryAllocation;
+	for (i = 0; i < f->nparams; i++)
+		(*argv)[i] = args + f->params[i].offset;
+	*k = f->kernel;
+	return 0;
+}
+
+int xd_kernel_pack(struct xd_session *s, const void *kernel, void **argv,
+		   uint8_t *out, uint32_t cap, uint32_t *h, uint32_t *len)
+{
+	struct xd_hent *e;
+	struct xd_func *f;
+	uint32_t i, fh;
+
+	for (fh = 0; (fh = xd_htab_next(&s->funcs, fh));) {
+		e = xd_htab_get(&s->funcs, fh);
+		if (e->ptr != kernel)
+			continue;
+		f = e->meta;
+		if (f->args_size > cap || (f->nparams && !argv))
+			return cudaErrorInvalidValue;
+		memset(out, 0, f->args_size);
+		for (i = 0; i < f->nparams; i++)
+			memcpy(out + f->params[i].offset, argv[i],
+			       f->params[i].size);
+		*h = fh;
+		*len = f->args_size;
+		return 0;
+	}
+	return cudaErrorNotSupported;
+}

@@ -52,6 +52,13 @@ int xd_kernel_pack(struct xd_session *s, const void *kernel, void **argv,
 		   uint8_t *out, uint32_t cap, uint32_t *h, uint32_t *len);
 /* Graph nodes are CUDA's, never the session's to destroy (ops_graph.c). */
 void xd_graph_node_keep(cudaGraphNode_t node);
+/* Drops graph @gh's handle, its nodes' and those of the graphs they own. */
+void xd_graph_forget(struct xd_session *s, uint32_t gh);
+/*
+ * The dot text CUDA wrote to @fd, in a new buffer of @room bytes: more
+ * than @room or XCUDA_GDOT_MAX is cudaErrorMemoryAllocation.
+ */
+int xd_dot_take(int fd, uint32_t room, uint8_t **buf, uint64_t *size);
 
 /* Arena extents named in a command's arguments (struct xcuda_extent). */
 int xd_extent_ok(const struct xd_session *s, const struct xcuda_extent *e);

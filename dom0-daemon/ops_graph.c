@@ -110,8 +110,6 @@ static int xd_graph_lend(struct xd_session *s, cudaGraph_t g, uint32_t owner,
 	return 0;
 }
 
-static void xd_graph_forget(struct xd_session *s, uint32_t gh);
-
 /* Drops node @nh's handle and those of the graphs it owns. */
 static void xd_node_forget(struct xd_session *s, uint32_t nh)
 {
@@ -126,8 +124,7 @@ static void xd_node_forget(struct xd_session *s, uint32_t nh)
 	xd_htab_del(xd_nodes(s), nh);
 }
 
-/* Drops graph @gh's handle and its nodes'. */
-static void xd_graph_forget(struct xd_session *s, uint32_t gh)
+void xd_graph_forget(struct xd_session *s, uint32_t gh)
 {
 	uint32_t h;
 
@@ -915,18 +912,21 @@ int xd_op_stream_end_capture(struct xd_session *s,
 	cudaGetLastError();
 	err = cudaStreamEndCapture(stream, &g);
 	e = lent ? xd_htab_get(xd_graphs(s), lent) : NULL;
-	if (e && !(e->borrowed && !e->owner))
-		e = NULL;	/* the session's own graph: nothing lent */
 	if (err) {
-		/* The failed capture's graph is gone with its nodes. */
-		if (e && !g)
+		/*
+		 * A failed capture's own graph is gone with its nodes; a graph
+		 * the session or a node owns stays.
+		 */
+		if (e && e->borrowed && !e->owner && !g)
 			xd_graph_forget(s, lent);
 		return err;
 	}
-	if (e && g == before) {
-		/* What was lent during the capture is the session's now. */
-		e->borrowed = 0;
-		r->pGraph = lent;
+	r->pGraph = xd_find(xd_graphs(s), g);
+	if (r->pGraph) {
+		/* Lent during the capture: the session's now, same handle. */
+		e = xd_htab_get(xd_graphs(s), r->pGraph);
+		if (e->borrowed && !e->owner)
+			e->borrowed = 0;
 		return 0;
 	}
 	err = xd_object_add(xd_graphs(s), g, s->device, 0, &r->pGraph);
@@ -1061,6 +1061,27 @@ int xd_op_graph_exec_update(struct xd_session *s,
 	return err;
 }
 
+int xd_dot_take(int fd, uint32_t room, uint8_t **buf, uint64_t *size)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+
+	*buf = NULL;
+	if (end < 0)
+		return cudaErrorUnknown;
+	if ((uint64_t)end > XCUDA_GDOT_MAX || (uint64_t)end > room)
+		return cudaErrorMemoryAllocation;
+	*buf = calloc(1, room ? room : 1);
+	if (!*buf)
+		return cudaErrorMemoryAllocation;
+	if (pread(fd, *buf, (size_t)end, 0) != end) {
+		free(*buf);
+		*buf = NULL;
+		return cudaErrorUnknown;
+	}
+	*size = (uint64_t)end;
+	return 0;
+}
+
 int xd_op_graph_debug_dot_print(
 		struct xd_session *s,
 		const struct xcuda_graph_debug_dot_print_args *a,
@@ -1070,8 +1091,6 @@ int xd_op_graph_debug_dot_print(
 	char path[64];
 	cudaGraph_t g;
 	uint8_t *buf = NULL;
-	off_t size;
-	ssize_t got;
 	int fd, err;
 
 	(void)call;
@@ -1084,27 +1103,10 @@ int xd_op_graph_debug_dot_print(
 		return cudaErrorMemoryAllocation;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	err = cudaGraphDebugDotPrint(g, path, a->flags);
-	if (err)
-		goto out;
-	size = lseek(fd, 0, SEEK_END);
-	if (size < 0 || (uint64_t)size > XCUDA_GDOT_MAX ||
-	    (uint64_t)size > a->out.len) {
-		err = cudaErrorMemoryAllocation;
-		goto out;
-	}
-	buf = calloc(1, a->out.len ? a->out.len : 1);
-	if (!buf) {
-		err = cudaErrorMemoryAllocation;
-		goto out;
-	}
-	got = pread(fd, buf, (size_t)size, 0);
-	if (got != size) {
-		err = cudaErrorUnknown;
-		goto out;
-	}
-	xd_arena_put(s, &a->out, buf);
-	r->size = (uint64_t)size;
-out:
+	if (!err)
+		err = xd_dot_take(fd, a->out.len, &buf, &r->size);
+	if (!err)
+		xd_arena_put(s, &a->out, buf);
 	free(buf);
 	close(fd);
 	return err;

@@ -1142,10 +1142,10 @@ int xd_op_stream_get_capture_info(
 	if (err)
 		return err;
 	r->status = st;
-	r->id = id;
-	r->ndeps = n;
 	if (st != cudaStreamCaptureStatusActive)
 		return 0;
+	r->id = id;
+	r->ndeps = n;
 	if (n > a->cap)
 		return cudaErrorMemoryAllocation;
 	err = xd_graph_lend(s, g, 0, &r->graph);

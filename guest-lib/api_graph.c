@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include "xcuda/graph.h"
 #include "guest.h"
@@ -113,6 +115,14 @@ static cudaError_t xc_nodes_in(const cudaGraphNode_t *nodes, size_t n,
 
 /* ---- node parameters ---- */
 
+/* Whether this process maps the page of @p: then it is host memory. */
+static int xc_mapped(const void *p)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	return msync((void *)((uintptr_t)p & ~(page - 1)), 1, MS_ASYNC) == 0;
+}
+
 /* A side of a copy: the arena by offset, else a device address. */
 static cudaError_t xc_side(struct xc_session *s, const void *p, int host,
 			   struct xcuda_gside *sd)
@@ -131,7 +141,12 @@ static cudaError_t xc_side(struct xc_session *s, const void *p, int host,
 		sd->ptr = (uintptr_t)p;
 		return cudaSuccess;
 	}
-	if (host == 1 || !xc_range_find((uintptr_t)p, &r)) {
+	/*
+	 * Pageable memory: a host side, registered memory, or (for
+	 * cudaMemcpyDefault) a pointer this process has mapped.
+	 */
+	if (host == 1 || !xc_range_find((uintptr_t)p, &r) ||
+	    (host == 2 && xc_mapped(p))) {
 		/* The worker replays the node later: it cannot see it. */
 		xc_warn_once(&said, "graph copy nodes take device memory or "
 			     "cudaMallocHost memory, not pageable or "
@@ -144,8 +159,13 @@ static cudaError_t xc_side(struct xc_session *s, const void *p, int host,
 	return cudaSuccess;
 }
 
+/* Host-ness of each side for @kind: 1 host, 0 device, 2 either. */
 static void xc_kind_hosts(enum cudaMemcpyKind kind, int *src, int *dst)
 {
+	if (kind == cudaMemcpyDefault) {
+		*src = *dst = 2;
+		return;
+	}
 	*src = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost;
 	*dst = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost;
 }
@@ -1162,23 +1182,29 @@ cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path,
 	struct xcuda_graph_debug_dot_print_args a = { 0 };
 	struct xcuda_graph_debug_dot_print_res r = { 0 };
 	uint8_t *buf;
+	uint32_t room;
 	FILE *f;
 	cudaError_t err;
 
 	if (!path || xc_hin(graph, &a.graph))
 		return xc_ret(cudaErrorInvalidValue);
-	buf = malloc(XCUDA_GDOT_MAX);
-	if (!buf)
-		return xc_ret(cudaErrorMemoryAllocation);
 	a.flags = flags;
-	{
-		struct xc_xfer x = { buf, XCUDA_GDOT_MAX, XC_XFER_OUT,
-				     &a.out };
+	/* Small first: the arena's staging space is shared with copies. */
+	for (room = 64u << 10;; room *= 4) {
+		struct xc_xfer x = { NULL, room, XC_XFER_OUT, &a.out };
 
+		buf = malloc(room);
+		if (!buf)
+			return xc_ret(cudaErrorMemoryAllocation);
+		x.ptr = buf;
 		err = xc_forward_xfer(XCUDA_OP_GRAPH_DEBUG_DOT_PRINT, &a,
 				      sizeof(a), &r, sizeof(r), &x, 1);
+		if (err != cudaErrorMemoryAllocation || room >= XCUDA_GDOT_MAX)
+			break;
+		free(buf);
+		cudaGetLastError();
 	}
-	if (!err && r.size > XCUDA_GDOT_MAX)
+	if (!err && r.size > room)
 		err = cudaErrorUnknown;
 	if (!err) {
 		/* The file is the guest's: written here, at its path. */
@@ -1210,27 +1236,41 @@ static cudaError_t xc_capture_info(cudaStream_t stream,
 	struct xcuda_stream_get_capture_info_res r = { 0 };
 	uint32_t *hs = NULL;
 	cudaGraphEdgeData *ed = NULL;
-	const uint32_t cap = 256;
+	uint32_t cap;
 	cudaError_t err;
 	size_t i;
 
 	if (!status || xc_stream_handle(stream, per_thread, &a.stream))
 		return xc_ret(cudaErrorInvalidValue);
-	hs = calloc(cap, sizeof(*hs));
-	ed = calloc(cap, sizeof(*ed));
-	if (!hs || !ed) {
-		err = cudaErrorMemoryAllocation;
-		goto out;
-	}
-	a.cap = cap;
-	{
-		struct xc_xfer x[2] = {
-			{ hs, cap * sizeof(*hs), XC_XFER_OUT, &a.deps },
-			{ ed, cap * sizeof(*ed), XC_XFER_OUT, &a.edata },
-		};
+	/* Room for 256 first, more when the worker says it needs it. */
+	for (cap = 256;; cap *= 4) {
+		hs = calloc(cap, sizeof(*hs));
+		ed = calloc(cap, sizeof(*ed));
+		if (!hs || !ed) {
+			err = cudaErrorMemoryAllocation;
+			goto out;
+		}
+		a.cap = cap;
+		{
+			struct xc_xfer x[2] = {
+				{ hs, cap * sizeof(*hs), XC_XFER_OUT,
+				  &a.deps },
+				{ ed, cap * sizeof(*ed), XC_XFER_OUT,
+				  &a.edata },
+			};
 
-		err = xc_forward_xfer(XCUDA_OP_STREAM_GET_CAPTURE_INFO, &a,
-				      sizeof(a), &r, sizeof(r), x, 2);
+			err = xc_forward_xfer(XCUDA_OP_STREAM_GET_CAPTURE_INFO,
+					      &a, sizeof(a), &r, sizeof(r),
+					      x, 2);
+		}
+		if (err != cudaErrorMemoryAllocation ||
+		    cap >= XCUDA_GLIST_MAX)
+			break;
+		free(hs);
+		free(ed);
+		hs = NULL;
+		ed = NULL;
+		cudaGetLastError();
 	}
 	if (err)
 		goto out;

@@ -461,7 +461,6 @@ int main(void)
 	CK(cudaGraphGetEdges(g, NULL, NULL, NULL, &cnt));
 	printf("edges after removing one: %zu\n", cnt);
 	SHOW(cudaGraphRemoveDependencies(g, &nk2, &ncpy, NULL, 1));
-	SHOW(cudaGraphNodeGetType(NULL, &ct));
 	SHOW(cudaGraphKernelNodeGetParams(nset, &got));
 	SHOW(cudaGraphMemsetNodeGetParams(nk1, &gm));
 	SHOW(cudaGraphChildGraphNodeGetGraph(nk1, &inner));

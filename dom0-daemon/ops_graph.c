@@ -31,7 +31,7 @@
 #include "xcuda/graph.h"
 #include "ops.h"
 
-_Static_assert(sizeof(struct xcuda_gparams) % 8 == 0, "gparams size");
+_Static_assert(sizeof(struct xcuda_gparams) == 272, "gparams size");
 _Static_assert(sizeof(cudaGraphEdgeData) == 8, "edge data size");
 _Static_assert(sizeof(struct cudaMemAccessDesc) == XCUDA_GACC_SIZE,
 	       "access descriptor size");

@@ -594,15 +594,18 @@ static uint32_t xd_kernel_find(struct xd_session *s, const void *kernel)
 	for (h = 0; (h = xd_htab_next(&s->funcs, h));)
 		if (xd_htab_get(&s->funcs, h)->ptr == kernel)
 			return h;
-	if (!kernel || cudaGetFuncBySymbol(&want, kernel) || !want) {
-		cudaGetLastError();
+	if (!kernel)
 		return 0;
-	}
+	/* A symbol of the kernel, or its function itself. */
+	if (cudaGetFuncBySymbol(&want, kernel) || !want)
+		want = (cudaFunction_t)kernel;
 	for (h = 0; (h = xd_htab_next(&s->funcs, h));) {
 		fn = NULL;
 		if (!cudaGetFuncBySymbol(&fn, xd_htab_get(&s->funcs, h)->ptr) &&
-		    fn == want)
+		    fn == want) {
+			cudaGetLastError();
 			return h;
+		}
 	}
 	cudaGetLastError();
 	return 0;

@@ -440,7 +440,7 @@ static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 	uint32_t *hs = NULL, *bh;
 	cudaGraph_t *bodies = NULL;
 	uint8_t *buf = NULL;
-	uint32_t len = 0, i;
+	uint32_t len = 0, i, type = 0, nbodies = 0;
 	cudaError_t err = xc_ready(&s);
 
 	if (err)
@@ -453,6 +453,9 @@ static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 	if (err)
 		goto out;
 	w = (struct xcuda_gparams *)buf;
+	/* Ours, before the answer overwrites the buffer. */
+	type = w->type;
+	nbodies = w->cond_size;
 	a.entry = (uint32_t)in->entry;
 	a.ndeps = ndeps;
 	{
@@ -468,16 +471,15 @@ static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 	}
 	if (err)
 		goto out;
-	if (w->type == cudaGraphNodeTypeConditional && bodies_out) {
-		bodies = calloc(w->cond_size ? w->cond_size : 1,
-				sizeof(*bodies));
+	if (type == cudaGraphNodeTypeConditional && bodies_out) {
+		bodies = calloc(nbodies ? nbodies : 1, sizeof(*bodies));
 		if (!bodies || xc_gkeep(r.node, 0, bodies)) {
 			free(bodies);
 			err = xc_ret(cudaErrorMemoryAllocation);
 			goto out;
 		}
 		bh = (uint32_t *)(buf + sizeof(*w));
-		for (i = 0; i < w->cond_size; i++)
+		for (i = 0; i < nbodies; i++)
 			bodies[i] = xc_h2p(bh[i]);
 		*bodies_out = bodies;
 	}

@@ -133,8 +133,9 @@ int main(void)
 		       nodes[i] == nk2 ? " (addk)" : "");
 	}
 	cnt = 2;
-	CK(cudaGraphGetNodes(g, nodes, &cnt));
-	printf("nodes with room for 2: %zu\n", cnt);
+	cudaError_t e2 = cudaGraphGetNodes(g, nodes, &cnt);
+	cudaGetLastError();
+	printf("nodes with room for 2: %s, %zu\n", cudaGetErrorName(e2), cnt);
 	cnt = 0;
 	CK(cudaGraphGetRootNodes(g, NULL, &cnt));
 	printf("roots: %zu\n", cnt);

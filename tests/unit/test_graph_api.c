@@ -388,15 +388,16 @@ static void test_params(void)
 	w->extent[2] = 4;
 	expect("a copy whose extent overflows", add(g, XCUDA_GN_MEMCPY, GP),
 	       cudaErrorInvalidValue);
-	w->src.where = 7;
-	expect("a side neither device nor arena", add(g, XCUDA_GN_MEMCPY, GP),
-	       cudaErrorInvalidValue);
 	w->src.where = XCUDA_GSIDE_ARENA;
 	w->src.pitch = 16;
 	w->src.ysize = 1;
 	w->extent[0] = 8;
 	w->extent[1] = 1;
 	w->extent[2] = 1;
+	w->dst.where = 7;
+	expect("a side neither device nor arena", add(g, XCUDA_GN_MEMCPY, GP),
+	       cudaErrorInvalidValue);
+	w->dst.where = XCUDA_GSIDE_DEV;
 	w->src.pos[1] = ARENA / 16;
 	expect("a copy position past the arena", add(g, XCUDA_GN_MEMCPY, GP),
 	       cudaErrorInvalidValue);

@@ -1223,9 +1223,61 @@ cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path,
 /* ---- stream capture ---- */
 
 /* The arrays cudaStreamGetCaptureInfo answered, per thread. */
-static __thread cudaGraphNode_t *xc_cap_nodes;
-static __thread cudaGraphEdgeData *xc_cap_edata;
-static __thread size_t xc_cap_room;
+struct xc_capbuf {
+	cudaGraphNode_t *nodes;
+	cudaGraphEdgeData *edata;
+	size_t room;
+};
+
+static pthread_key_t xc_cap_key;
+static pthread_once_t xc_cap_once = PTHREAD_ONCE_INIT;
+static int xc_cap_key_ok;
+
+static void xc_capbuf_free(void *p)
+{
+	struct xc_capbuf *b = p;
+
+	free(b->nodes);
+	free(b->edata);
+	free(b);
+}
+
+static void xc_cap_key_init(void)
+{
+	xc_cap_key_ok = !pthread_key_create(&xc_cap_key, xc_capbuf_free);
+}
+
+/* The calling thread's arrays, with room for @n entries, or NULL. */
+static struct xc_capbuf *xc_capbuf(size_t n)
+{
+	struct xc_capbuf *b;
+	cudaGraphNode_t *nodes;
+	cudaGraphEdgeData *edata;
+
+	pthread_once(&xc_cap_once, xc_cap_key_init);
+	if (!xc_cap_key_ok)
+		return NULL;
+	b = pthread_getspecific(xc_cap_key);
+	if (!b) {
+		b = calloc(1, sizeof(*b));
+		if (!b || pthread_setspecific(xc_cap_key, b)) {
+			free(b);
+			return NULL;
+		}
+	}
+	if (n <= b->room)
+		return b;
+	nodes = realloc(b->nodes, n * sizeof(*nodes));
+	if (nodes)
+		b->nodes = nodes;
+	edata = nodes ? realloc(b->edata, n * sizeof(*edata)) : NULL;
+	if (edata)
+		b->edata = edata;
+	if (!nodes || !edata)
+		return NULL;
+	b->room = n;
+	return b;
+}
 
 static cudaError_t xc_capture_info(cudaStream_t stream,
 				   enum cudaStreamCaptureStatus *status,
@@ -1238,6 +1290,7 @@ static cudaError_t xc_capture_info(cudaStream_t stream,
 	struct xcuda_stream_get_capture_info_res r = { 0 };
 	uint32_t *hs = NULL;
 	cudaGraphEdgeData *ed = NULL;
+	struct xc_capbuf *b;
 	uint32_t cap;
 	cudaError_t err;
 	size_t i;
@@ -1280,25 +1333,14 @@ static cudaError_t xc_capture_info(cudaStream_t stream,
 		err = cudaErrorUnknown;
 		goto out;
 	}
-	if (r.ndeps > xc_cap_room) {
-		cudaGraphNode_t *n = realloc(xc_cap_nodes,
-					     r.ndeps * sizeof(*n));
-		cudaGraphEdgeData *e;
-
-		if (n)
-			xc_cap_nodes = n;
-		e = n ? realloc(xc_cap_edata, r.ndeps * sizeof(*e)) : NULL;
-		if (e)
-			xc_cap_edata = e;
-		if (!n || !e) {
-			err = cudaErrorMemoryAllocation;
-			goto out;
-		}
-		xc_cap_room = r.ndeps;
+	b = xc_capbuf(r.ndeps ? r.ndeps : 1);
+	if (!b) {
+		err = cudaErrorMemoryAllocation;
+		goto out;
 	}
 	for (i = 0; i < r.ndeps; i++) {
-		xc_cap_nodes[i] = xc_h2p(hs[i]);
-		xc_cap_edata[i] = ed[i];
+		b->nodes[i] = xc_h2p(hs[i]);
+		b->edata[i] = ed[i];
 	}
 	*status = (enum cudaStreamCaptureStatus)r.status;
 	if (id)
@@ -1306,9 +1348,9 @@ static cudaError_t xc_capture_info(cudaStream_t stream,
 	if (graph)
 		*graph = (cudaGraph_t)xc_h2p(r.graph);
 	if (deps)
-		*deps = r.ndeps ? xc_cap_nodes : NULL;
+		*deps = r.ndeps ? b->nodes : NULL;
 	if (edata)
-		*edata = r.ndeps ? xc_cap_edata : NULL;
+		*edata = r.ndeps ? b->edata : NULL;
 	if (ndeps)
 		*ndeps = r.ndeps;
 out:

@@ -890,6 +890,20 @@ int xd_op_graph_destroy(struct xd_session *s,
 	return err;
 }
 
+/* Whether a graph under capture was lent to the session. */
+static int xd_lent_any(struct xd_session *s)
+{
+	struct xd_hent *e;
+	uint32_t h;
+
+	for (h = 0; (h = xd_htab_next(xd_graphs(s), h));) {
+		e = xd_htab_get(xd_graphs(s), h);
+		if (e->borrowed && !e->owner)
+			return 1;
+	}
+	return 0;
+}
+
 int xd_op_stream_end_capture(struct xd_session *s,
 			     const struct xcuda_stream_end_capture_args *a,
 			     struct xcuda_stream_end_capture_res *r,
@@ -906,10 +920,14 @@ int xd_op_stream_end_capture(struct xd_session *s,
 	err = xd_stream_lookup(&s->streams, a->stream, &stream);
 	if (err)
 		return err;
-	if (!cudaStreamGetCaptureInfo(stream, &st, NULL, &before, NULL, NULL,
-				      NULL) && before)
-		lent = xd_find(xd_graphs(s), before);
-	cudaGetLastError();
+	/* Which graph was lent, if any was: only then ask CUDA. */
+	if (xd_lent_any(s)) {
+		if (!cudaStreamGetCaptureInfo(stream, &st, NULL, &before, NULL,
+					      NULL, NULL) && before)
+			lent = xd_find(xd_graphs(s), before);
+		else
+			cudaGetLastError();
+	}
 	err = cudaStreamEndCapture(stream, &g);
 	e = lent ? xd_htab_get(xd_graphs(s), lent) : NULL;
 	if (err) {

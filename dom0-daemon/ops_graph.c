@@ -762,7 +762,7 @@ int xd_op_graph_node_list(struct xd_session *s,
 		return err;
 	cnt = want ? a->cap : 0;
 	if (want) {
-		/* One entry at least: an array with a count of 0 is not NULL. */
+		/* One entry at least: an array of none is not NULL. */
 		from = calloc(cnt + 1, sizeof(*from));
 		to = calloc(cnt + 1, sizeof(*to));
 		hf = calloc(cnt + 1, sizeof(*hf));
@@ -1034,7 +1034,8 @@ int xd_op_graph_instantiate_with_params(
 	memset(&ip, 0, sizeof(ip));
 	err = xd_graph_arg(s, a->graph, &g);
 	if (!err)
-		err = xd_stream_lookup(&s->streams, a->stream, &ip.uploadStream);
+		err = xd_stream_lookup(&s->streams, a->stream,
+				       &ip.uploadStream);
 	if (err)
 		return err;
 	ip.flags = a->flags;

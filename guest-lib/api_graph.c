@@ -1459,12 +1459,11 @@ static cudaError_t xc_capture_to_graph(cudaStream_t stream, cudaGraph_t graph,
 	return xc_ret(err);
 }
 
-cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream,
-					  cudaGraph_t graph,
-					  const cudaGraphNode_t *dependencies,
-					  const cudaGraphEdgeData *dependencyData,
-					  size_t numDependencies,
-					  enum cudaStreamCaptureMode mode)
+cudaError_t cudaStreamBeginCaptureToGraph(
+	cudaStream_t stream, cudaGraph_t graph,
+	const cudaGraphNode_t *dependencies,
+	const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+	enum cudaStreamCaptureMode mode)
 {
 	return xc_capture_to_graph(stream, graph, dependencies,
 				   dependencyData, numDependencies, mode, 0);

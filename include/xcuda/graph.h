@@ -26,7 +26,7 @@ enum xcuda_gentry {
 	XCUDA_GN_EMPTY,
 	XCUDA_GN_MEM_ALLOC,
 	XCUDA_GN_MEM_FREE,
-	XCUDA_GN_GENERIC,	/* cudaGraphAddNode / cudaGraph*NodeSetParams */
+	XCUDA_GN_GENERIC,	/* cudaGraphAddNode, cudaGraph*NodeSetParams */
 };
 
 /* What GRAPH_NODE_LIST lists. */
@@ -60,15 +60,15 @@ struct xcuda_gparams {
 	uint32_t block[3];
 	uint32_t shmem;
 	uint32_t args_len;	/* kernel: argument bytes after the struct */
-	uint32_t event;		/* event record / wait: the event's handle */
+	uint32_t event;		/* event record and wait: its handle */
 	uint32_t graph;		/* child graph: the graph's handle */
-	uint32_t ownership;	/* child graph: cudaGraphChildGraphNodeOwnership */
+	uint32_t ownership;	/* child graph: ownership (clone, move) */
 	uint32_t kind;		/* memcpy: cudaMemcpyKind */
 	uint32_t value;		/* memset */
 	uint32_t elem;		/* memset: element size */
-	uint32_t cond_type;	/* conditional: cudaGraphConditionalNodeType */
+	uint32_t cond_type;	/* conditional: IF, WHILE, SWITCH */
 	uint32_t cond_size;	/* conditional: body graphs */
-	uint64_t cond_handle;	/* conditional: cudaGraphConditionalHandle */
+	uint64_t cond_handle;	/* conditional: its handle's value */
 	struct xcuda_gside src;	/* memcpy */
 	struct xcuda_gside dst;	/* memcpy, memset */
 	uint64_t extent[3];	/* memcpy: width bytes, height, depth;
@@ -79,14 +79,14 @@ struct xcuda_gparams {
 	uint32_t loc_id;
 	uint64_t bytesize;	/* mem alloc */
 	uint64_t dptr;		/* mem alloc (answer), mem free */
-	uint32_t nacc;		/* mem alloc: access descriptors after it */
+	uint32_t nacc;		/* mem alloc: access descriptors */
 	uint32_t rsvd;
 };
 
 #define XCUDA_GACC_SIZE		12	/* struct cudaMemAccessDesc */
-#define XCUDA_GACC_MAX		64	/* access descriptors per node */
-#define XCUDA_GCOND_MAX		64	/* conditional bodies per node */
-#define XCUDA_GLIST_MAX		4096	/* entries of one list or array */
+#define XCUDA_GACC_MAX		64	/* access descriptors a node */
+#define XCUDA_GCOND_MAX		64	/* conditional bodies a node */
+#define XCUDA_GLIST_MAX		4096	/* entries of a list or array */
 #define XCUDA_GDOT_MAX		(4u << 20)	/* dot text bytes */
 
 #endif /* XCUDA_GRAPH_H */

@@ -86,7 +86,7 @@ struct xcuda_gparams {
 #define XCUDA_GACC_SIZE		12	/* struct cudaMemAccessDesc */
 #define XCUDA_GACC_MAX		64	/* access descriptors a node */
 #define XCUDA_GCOND_MAX		64	/* conditional bodies a node */
-#define XCUDA_GLIST_MAX		4096	/* entries of a list or array */
+#define XCUDA_GLIST_MAX		4096	/* entries of one array */
 #define XCUDA_GDOT_MAX		(4u << 20)	/* dot text bytes */
 
 #endif /* XCUDA_GRAPH_H */

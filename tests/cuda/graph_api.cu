@@ -6,9 +6,10 @@
  * changed in the executable graph, an update from a clone with new
  * parameters and one from a graph of another shape, a child graph, event
  * record and wait nodes across two graphs, memory allocation and free
- * nodes, nodes disabled and enabled, a conditional WHILE loop, the dot
- * print, and what CUDA refuses.  Counts, types, results and error names
- * only.
+ * nodes, nodes disabled and enabled, a conditional WHILE loop, nodes of
+ * the generic form with their parameters set in the graph and in the
+ * executable graph, the dot print, and what CUDA refuses.  Counts, types,
+ * results and error names only.
  */
 #include <unistd.h>
 
@@ -437,6 +438,98 @@ int main(void)
 			      cudaMemcpyDeviceToHost));
 		printf("while loop launch %d: counter %d\n", r, c);
 	}
+
+	/* ---- nodes of the generic form, and their parameters set ---- */
+	cudaGraph_t gg;
+	cudaGraphNode_t gn0, gn1, gn2;
+	cudaGraphExec_t eg;
+	int *v, *host2;
+	CK(cudaMalloc(&v, N * sizeof(int)));
+	CK(cudaMallocHost(&host2, N * sizeof(int)));
+	CK(cudaGraphCreate(&gg, 0));
+	cudaGraphNodeParams mps = {};
+	mps.type = cudaGraphNodeTypeMemset;
+	mps.memset.dst = v;
+	mps.memset.value = 1;
+	mps.memset.elementSize = 4;
+	mps.memset.width = N;
+	mps.memset.height = 1;
+	CK(cudaGraphAddNode(&gn0, gg, NULL, NULL, 0, &mps));
+	int k10 = 10;
+	void *av[] = { &v, &n, &k10 };
+	cudaGraphNodeParams kps = {};
+	kps.type = cudaGraphNodeTypeKernel;
+	kps.kernel.func = (void *)addk;
+	kps.kernel.gridDim = dim3(16);
+	kps.kernel.blockDim = dim3(128);
+	kps.kernel.kernelParams = av;
+	cudaGraphEdgeData e0;
+	memset(&e0, 0, sizeof(e0));
+	CK(cudaGraphAddNode(&gn1, gg, &gn0, &e0, 1, &kps));
+	cudaGraphNodeParams cps = {};
+	cps.type = cudaGraphNodeTypeMemcpy;
+	cps.memcpy.copyParams.srcPtr = make_cudaPitchedPtr(v, N * sizeof(int),
+							    N, 1);
+	cps.memcpy.copyParams.dstPtr = make_cudaPitchedPtr(host,
+							    N * sizeof(int),
+							    N, 1);
+	cps.memcpy.copyParams.extent = make_cudaExtent(N * sizeof(int), 1, 1);
+	cps.memcpy.copyParams.kind = cudaMemcpyDeviceToHost;
+	CK(cudaGraphAddNode(&gn2, gg, &gn1, NULL, 1, &cps));
+	cnt = 0;
+	CK(cudaGraphGetEdges(gg, NULL, NULL, NULL, &cnt));
+	printf("generic graph: %zu nodes, %zu edges\n", count_nodes(gg), cnt);
+	CK(cudaGraphInstantiate(&eg, gg, 0));
+	CK(cudaGraphLaunch(eg, s));
+	CK(cudaStreamSynchronize(s));
+	printf("generic: host[0]=%d host[%d]=%d\n", host[0], N - 1,
+	       host[N - 1]);
+	int k20 = 20;
+	void *av20[] = { &v, &n, &k20 };
+	kps.kernel.kernelParams = av20;
+	CK(cudaGraphExecNodeSetParams(eg, gn1, &kps));
+	CK(cudaGraphLaunch(eg, s));
+	CK(cudaStreamSynchronize(s));
+	printf("exec node params k=20: host[5]=%d\n", host[5]);
+	cudaMemsetParams ms2;
+	memset(&ms2, 0, sizeof(ms2));
+	ms2.dst = v;
+	ms2.value = 2;
+	ms2.elementSize = 4;
+	ms2.width = N;
+	ms2.height = 1;
+	CK(cudaGraphExecMemsetNodeSetParams(eg, gn0, &ms2));
+	CK(cudaGraphExecMemcpyNodeSetParams1D(eg, gn2, host2, v,
+					      N * sizeof(int),
+					      cudaMemcpyDeviceToHost));
+	memset(host2, 0, N * sizeof(int));
+	CK(cudaGraphLaunch(eg, s));
+	CK(cudaStreamSynchronize(s));
+	printf("exec memset 2, copy into another buffer: host2[9]=%d\n",
+	       host2[9]);
+	int k30 = 30;
+	void *av30[] = { &v, &n, &k30 };
+	kps.kernel.kernelParams = av30;
+	CK(cudaGraphNodeSetParams(gn1, &kps));
+	CK(cudaGraphMemsetNodeSetParams(gn0, &ms2));
+	CK(cudaGraphMemcpyNodeSetParams1D(gn2, host2, v, N * sizeof(int),
+					  cudaMemcpyDeviceToHost));
+	CK(cudaGraphKernelNodeGetParams(gn1, &got));
+	printf("graph's generic kernel now k=%d\n",
+	       *(int *)got.kernelParams[2]);
+	memset(&info, 0, sizeof(info));
+	EXPECT(cudaSuccess, cudaGraphExecUpdate(eg, gg, &info));
+	memset(host2, 0, N * sizeof(int));
+	CK(cudaGraphLaunch(eg, s));
+	CK(cudaStreamSynchronize(s));
+	printf("updated from its graph: host2[9]=%d\n", host2[9]);
+	CK(cudaGraphMemcpyNodeGetParams(gn2, &gc));
+	printf("copy node now into host2: %s\n",
+	       xct_yes(gc.dstPtr.ptr == host2));
+	CK(cudaGraphExecDestroy(eg));
+	CK(cudaGraphDestroy(gg));
+	CK(cudaFree(v));
+	CK(cudaFreeHost(host2));
 
 	/* ---- the dot print ---- */
 	char path[64];

@@ -40,6 +40,26 @@ void xd_session_hooks_fini(struct xd_session *s);
 /* Lookups the generated handlers use: 0 or a cudaError_t. */
 int xd_kernel_lookup(struct xd_session *s, uint32_t h, cudaKernel_t *k);
 
+/*
+ * Graph kernel nodes: an argument vector (the caller frees *@argv) over
+ * the packed bytes @args of kernel @h, which must be its whole layout;
+ * and back, the packed bytes of CUDA's @argv for @kernel and its handle
+ * (cudaErrorNotSupported for a kernel the session does not know).
+ */
+int xd_kernel_argv(struct xd_session *s, uint32_t h, uint8_t *args,
+		   uint32_t len, cudaKernel_t *k, void ***argv);
+int xd_kernel_pack(struct xd_session *s, const void *kernel, void **argv,
+		   uint8_t *out, uint32_t cap, uint32_t *h, uint32_t *len);
+/* Graph nodes are CUDA's, never the session's to destroy (ops_graph.c). */
+void xd_graph_node_keep(cudaGraphNode_t node);
+/* Drops graph @gh's handle, its nodes' and those of the graphs they own. */
+void xd_graph_forget(struct xd_session *s, uint32_t gh);
+/*
+ * The dot text CUDA wrote to @fd, in a new buffer of @room bytes: more
+ * than @room or XCUDA_GDOT_MAX is cudaErrorMemoryAllocation.
+ */
+int xd_dot_take(int fd, uint32_t room, uint8_t **buf, uint64_t *size);
+
 /* Arena extents named in a command's arguments (struct xcuda_extent). */
 int xd_extent_ok(const struct xd_session *s, const struct xcuda_extent *e);
 /*

@@ -655,3 +655,71 @@ int xd_op_kernel_set_attribute_for_device(
 	return cudaKernelSetAttributeForDevice(k,
 		(enum cudaFuncAttribute)a->attr, a->value, a->device);
 }
+
+int xd_kernel_argv(struct xd_session *s, uint32_t h, uint8_t *args,
+		   uint32_t len, cudaKernel_t *k, void ***argv)
+{
+	struct xd_func *f;
+	uint32_t i;
+	int err = xd_func(s, h, &f);
+
+	if (err)
+		return err;
+	if (len != f->args_size)
+		return cudaErrorInvalidValue;
+	*argv = calloc(f->nparams ? f->nparams : 1, sizeof(**argv));
+	if (!*argv)
+		return cudaErrorMemoryAllocation;
+	for (i = 0; i < f->nparams; i++)
+		(*argv)[i] = args + f->params[i].offset;
+	*k = f->kernel;
+	return 0;
+}
+
+/*
+ * The session's kernel that CUDA answered as @kernel: the same handle,
+ * or (should CUDA answer another name of it) the same function.
+ */
+static uint32_t xd_kernel_find(struct xd_session *s, const void *kernel)
+{
+	cudaFunction_t want = NULL, fn;
+	uint32_t h;
+
+	for (h = 0; (h = xd_htab_next(&s->funcs, h));)
+		if (xd_htab_get(&s->funcs, h)->ptr == kernel)
+			return h;
+	if (!kernel)
+		return 0;
+	/* A symbol of the kernel, or its function itself. */
+	if (cudaGetFuncBySymbol(&want, kernel) || !want)
+		want = (cudaFunction_t)kernel;
+	for (h = 0; (h = xd_htab_next(&s->funcs, h));) {
+		fn = NULL;
+		if (!cudaGetFuncBySymbol(&fn, xd_htab_get(&s->funcs, h)->ptr) &&
+		    fn == want) {
+			cudaGetLastError();
+			return h;
+		}
+	}
+	cudaGetLastError();
+	return 0;
+}
+
+int xd_kernel_pack(struct xd_session *s, const void *kernel, void **argv,
+		   uint8_t *out, uint32_t cap, uint32_t *h, uint32_t *len)
+{
+	struct xd_func *f;
+	uint32_t i, fh = xd_kernel_find(s, kernel);
+
+	if (!fh)
+		return cudaErrorNotSupported;
+	f = xd_htab_get(&s->funcs, fh)->meta;
+	if (f->args_size > cap || (f->nparams && !argv))
+		return cudaErrorInvalidValue;
+	memset(out, 0, f->args_size);
+	for (i = 0; i < f->nparams; i++)
+		memcpy(out + f->params[i].offset, argv[i], f->params[i].size);
+	*h = fh;
+	*len = f->args_size;
+	return 0;
+}

@@ -436,6 +436,8 @@ struct xc_func *xc_func_by_host(const void *host_fun);
 struct xc_func *xc_func_by_kernel(const void *kernel);
 /* Either: a host stub or a cudaKernel_t we handed out. */
 struct xc_func *xc_func_lookup(const void *func);
+/* The resolved kernel the worker calls @h, or NULL. */
+struct xc_func *xc_func_by_handle(uint32_t h);
 /* Uploads its module and learns its layout, once.  Lock held. */
 cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f);
 /* Finds a variable by host shadow address and resolves it. */

@@ -705,3 +705,28 @@ cudaError_t xc_lib_global(struct xc_session *s, struct xc_module *m,
 	*size = res.size;
 	return cudaSuccess;
 }
+
+static uint32_t xc_find_handle;
+static struct xc_func *xc_found;
+
+static void xc_func_match(void *val)
+{
+	struct xc_func *f = val;
+
+	if (xc_find_handle && f->handle == xc_find_handle)
+		xc_found = f;
+}
+
+struct xc_func *xc_func_by_handle(uint32_t h)
+{
+	struct xc_func *f;
+
+	pthread_mutex_lock(&xc_reg_lock);
+	xc_find_handle = h;
+	xc_found = NULL;
+	xc_map_each(&xc_funcs_by_self, xc_func_match);
+	f = xc_found;
+	xc_find_handle = 0;
+	pthread_mutex_unlock(&xc_reg_lock);
+	return f;
+}

@@ -1,0 +1,601 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The explicit graph API: a diamond (memset -> two kernels -> copy into
+ * pinned memory) built node by node, its nodes, edges, types and
+ * dependencies counted, instantiated and launched, kernel parameters
+ * changed in the executable graph, an update from a clone with new
+ * parameters and one from a graph of another shape, a child graph, event
+ * record and wait nodes across two graphs, memory allocation and free
+ * nodes, nodes disabled and enabled, a conditional WHILE loop, nodes of
+ * the generic form with their parameters set in the graph and in the
+ * executable graph, the dot print, and what CUDA refuses.  Counts, types,
+ * results and error names only.
+ */
+#include <unistd.h>
+
+#include "common/xct.h"
+
+__global__ void fill(int *p, int n, int k)
+{
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += gridDim.x * blockDim.x)
+		p[i] = i * k;
+}
+
+__global__ void addk(int *p, int n, int k)
+{
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+	     i += gridDim.x * blockDim.x)
+		p[i] += k;
+}
+
+__global__ void twice_of(const int *src, int *dst)
+{
+	dst[0] = 2 * src[0];
+}
+
+/* The WHILE body: count, and go on while the count is below 5. */
+__global__ void loop_body(cudaGraphConditionalHandle h, int *counter)
+{
+	if (threadIdx.x == 0 && blockIdx.x == 0) {
+		int c = ++counter[0];
+
+		cudaGraphSetConditional(h, c < 5 ? 1 : 0);
+	}
+}
+
+static const int N = 4096;
+
+static int check_diamond(const int *h, int k1, int k2)
+{
+	int bad = 0;
+
+	for (int i = 0; i < N; i++) {
+		bad += h[i] != i * k1;
+		bad += h[N + i] != k2;
+	}
+	return bad;
+}
+
+static cudaKernelNodeParams kparams(void *func, void **args)
+{
+	cudaKernelNodeParams p = {};
+
+	p.func = func;
+	p.gridDim = dim3(16);
+	p.blockDim = dim3(128);
+	p.sharedMemBytes = 0;
+	p.kernelParams = args;
+	p.extra = NULL;
+	return p;
+}
+
+static size_t count_nodes(cudaGraph_t g)
+{
+	size_t n = 0;
+
+	CK(cudaGraphGetNodes(g, NULL, &n));
+	return n;
+}
+
+int main(void)
+{
+	int *buf, *host, *half2;
+	cudaStream_t s, s2;
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	cudaGraphNode_t nset, nk1, nk2, ncpy, deps[2];
+
+	CK(cudaSetDevice(0));
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+	CK(cudaMalloc(&buf, 2 * N * sizeof(int)));
+	CK(cudaMallocHost(&host, 2 * N * sizeof(int)));
+	half2 = buf + N;
+
+	/* ---- the diamond ---- */
+	CK(cudaGraphCreate(&g, 0));
+	cudaMemsetParams mp;
+	memset(&mp, 0, sizeof(mp));
+	mp.dst = buf;
+	mp.value = 0;
+	mp.elementSize = 4;
+	mp.width = 2 * N;
+	mp.height = 1;
+	CK(cudaGraphAddMemsetNode(&nset, g, NULL, 0, &mp));
+	int n = N, k1 = 3, k2 = 7;
+	void *a1[] = { &buf, &n, &k1 };
+	void *a2[] = { &half2, &n, &k2 };
+	cudaKernelNodeParams kp1 = kparams((void *)fill, a1);
+	cudaKernelNodeParams kp2 = kparams((void *)addk, a2);
+	CK(cudaGraphAddKernelNode(&nk1, g, &nset, 1, &kp1));
+	CK(cudaGraphAddKernelNode(&nk2, g, &nset, 1, &kp2));
+	deps[0] = nk1;
+	deps[1] = nk2;
+	CK(cudaGraphAddMemcpyNode1D(&ncpy, g, deps, 2, host, buf,
+				    2 * N * sizeof(int),
+				    cudaMemcpyDeviceToHost));
+
+	/* Its shape. */
+	size_t cnt = 0;
+	CK(cudaGraphGetNodes(g, NULL, &cnt));
+	printf("nodes: %zu\n", cnt);
+	cudaGraphNode_t nodes[8];
+	cnt = 8;
+	CK(cudaGraphGetNodes(g, nodes, &cnt));
+	printf("nodes with room for 8: %zu, [4] %s\n", cnt,
+	       nodes[4] == NULL ? "NULL" : "set");
+	for (size_t i = 0; i < cnt; i++) {
+		cudaGraphNodeType t;
+
+		CK(cudaGraphNodeGetType(nodes[i], &t));
+		printf("  node %zu: type %d%s\n", i, (int)t,
+		       nodes[i] == nk1 ? " (fill)" :
+		       nodes[i] == nk2 ? " (addk)" : "");
+	}
+	cnt = 2;
+	cudaError_t e2 = cudaGraphGetNodes(g, nodes, &cnt);
+	cudaGetLastError();
+	printf("nodes with room for 2: %s, %zu\n", cudaGetErrorName(e2), cnt);
+	cnt = 0;
+	CK(cudaGraphGetRootNodes(g, NULL, &cnt));
+	printf("roots: %zu\n", cnt);
+	cnt = 4;
+	CK(cudaGraphGetRootNodes(g, nodes, &cnt));
+	printf("root is the memset: %s\n", xct_yes(nodes[0] == nset));
+	cnt = 0;
+	CK(cudaGraphGetEdges(g, NULL, NULL, NULL, &cnt));
+	printf("edges: %zu\n", cnt);
+	cudaGraphNode_t from[8], to[8];
+	cudaGraphEdgeData ed[8];
+	cnt = 8;
+	CK(cudaGraphGetEdges(g, from, to, ed, &cnt));
+	int into_copy = 0, from_set = 0, ports = 0;
+	for (size_t i = 0; i < cnt; i++) {
+		into_copy += to[i] == ncpy;
+		from_set += from[i] == nset;
+		ports += ed[i].from_port + ed[i].to_port + ed[i].type;
+	}
+	printf("edges listed %zu: %d into the copy, %d from the memset, "
+	       "ports %d\n", cnt, into_copy, from_set, ports);
+	cnt = 0;
+	CK(cudaGraphNodeGetDependencies(ncpy, NULL, NULL, &cnt));
+	printf("copy depends on %zu\n", cnt);
+	cnt = 4;
+	CK(cudaGraphNodeGetDependencies(ncpy, nodes, NULL, &cnt));
+	printf("  they are the kernels: %s\n",
+	       xct_yes(cnt == 2 && ((nodes[0] == nk1 && nodes[1] == nk2) ||
+				    (nodes[0] == nk2 && nodes[1] == nk1))));
+	cnt = 0;
+	CK(cudaGraphNodeGetDependentNodes(nset, NULL, NULL, &cnt));
+	printf("memset has %zu dependents\n", cnt);
+	cnt = 4;
+	CK(cudaGraphNodeGetDependentNodes(nk1, nodes, ed, &cnt));
+	printf("fill's dependent is the copy: %s\n",
+	       xct_yes(cnt == 1 && nodes[0] == ncpy));
+
+	/* Parameters back. */
+	cudaKernelNodeParams got;
+	CK(cudaGraphKernelNodeGetParams(nk1, &got));
+	printf("fill params: func %s, grid %u block %u, k %d, n %d\n",
+	       xct_yes(got.func == (void *)fill), got.gridDim.x,
+	       got.blockDim.x, *(int *)got.kernelParams[2],
+	       *(int *)got.kernelParams[1]);
+	cudaMemsetParams gm;
+	CK(cudaGraphMemsetNodeGetParams(nset, &gm));
+	printf("memset params: dst %s, value %u, elem %u, width %zu\n",
+	       xct_yes(gm.dst == buf), gm.value, gm.elementSize, gm.width);
+	cudaMemcpy3DParms gc;
+	CK(cudaGraphMemcpyNodeGetParams(ncpy, &gc));
+	printf("copy params: dst %s, src %s, width %zu, kind %d\n",
+	       xct_yes(gc.dstPtr.ptr == host), xct_yes(gc.srcPtr.ptr == buf),
+	       gc.extent.width, (int)gc.kind);
+
+	/* Instantiate and launch several times. */
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	for (int r = 0; r < 3; r++) {
+		memset(host, 0xff, 2 * N * sizeof(int));
+		CK(cudaGraphLaunch(ge, s));
+		CK(cudaStreamSynchronize(s));
+		printf("launch %d: bad %d\n", r, check_diamond(host, 3, 7));
+	}
+
+	/* New kernel parameters in the executable graph only. */
+	int k1b = 5;
+	void *a1b[] = { &buf, &n, &k1b };
+	cudaKernelNodeParams kp1b = kparams((void *)fill, a1b);
+	CK(cudaGraphExecKernelNodeSetParams(ge, nk1, &kp1b));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	printf("exec params k1=5: bad %d\n", check_diamond(host, 5, 7));
+	CK(cudaGraphKernelNodeGetParams(nk1, &got));
+	printf("the graph's own k stays %d\n", *(int *)got.kernelParams[2]);
+
+	/* Disabled and enabled again. */
+	unsigned int en = 9;
+	CK(cudaGraphNodeSetEnabled(ge, nk2, 0));
+	CK(cudaGraphNodeGetEnabled(ge, nk2, &en));
+	printf("addk enabled: %u\n", en);
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	printf("addk disabled: bad %d (vs k2=0)\n",
+	       check_diamond(host, 5, 0));
+	CK(cudaGraphNodeSetEnabled(ge, nk2, 1));
+	CK(cudaGraphNodeGetEnabled(ge, nk2, &en));
+	printf("addk enabled: %u\n", en);
+
+	/* A clone with new parameters updates the executable graph. */
+	cudaGraph_t g2;
+	cudaGraphNode_t c1, c2;
+	CK(cudaGraphClone(&g2, g));
+	CK(cudaGraphNodeFindInClone(&c1, nk1, g2));
+	CK(cudaGraphNodeFindInClone(&c2, nk2, g2));
+	printf("clone: %zu nodes, found fill %s, distinct %s\n",
+	       count_nodes(g2), xct_yes(c1 != NULL), xct_yes(c1 != nk1));
+	cudaGraphNodeType ct;
+	CK(cudaGraphNodeGetType(c2, &ct));
+	printf("clone's addk type %d\n", (int)ct);
+	int k1c = 11, k2c = 13;
+	void *a1c[] = { &buf, &n, &k1c };
+	void *a2c[] = { &half2, &n, &k2c };
+	cudaKernelNodeParams kp1c = kparams((void *)fill, a1c);
+	cudaKernelNodeParams kp2c = kparams((void *)addk, a2c);
+	CK(cudaGraphKernelNodeSetParams(c1, &kp1c));
+	CK(cudaGraphKernelNodeSetParams(c2, &kp2c));
+	cudaGraphExecUpdateResultInfo info;
+	memset(&info, 0, sizeof(info));
+	EXPECT(cudaSuccess, cudaGraphExecUpdate(ge, g2, &info));
+	printf("update result %d, error node %s\n", (int)info.result,
+	       xct_yes(info.errorNode != NULL));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	printf("updated: bad %d\n", check_diamond(host, 11, 13));
+
+	/* An update from a graph of another shape fails, and says why. */
+	cudaGraph_t g3;
+	cudaGraphNode_t e3;
+	CK(cudaGraphCreate(&g3, 0));
+	CK(cudaGraphAddEmptyNode(&e3, g3, NULL, 0));
+	memset(&info, 0, sizeof(info));
+	SHOW(cudaGraphExecUpdate(ge, g3, &info));
+	printf("update result %d\n", (int)info.result);
+
+	/* Instantiated with parameters. */
+	cudaGraphExec_t ge2;
+	cudaGraphInstantiateParams ip;
+	memset(&ip, 0, sizeof(ip));
+	ip.flags = cudaGraphInstantiateFlagUpload;
+	ip.uploadStream = s;
+	CK(cudaGraphInstantiateWithParams(&ge2, g2, &ip));
+	printf("instantiate with params: result %d, error node %s\n",
+	       (int)ip.result_out, xct_yes(ip.errNode_out != NULL));
+	CK(cudaGraphLaunch(ge2, s));
+	CK(cudaStreamSynchronize(s));
+	printf("clone's exec: bad %d\n", check_diamond(host, 11, 13));
+
+	/* ---- a child graph ---- */
+	cudaGraph_t child, parent, inner;
+	cudaGraphNode_t ck, cn;
+	cudaGraphExec_t pe;
+	int k5 = 5;
+	void *a5[] = { &buf, &n, &k5 };
+	cudaKernelNodeParams kp5 = kparams((void *)addk, a5);
+	CK(cudaGraphCreate(&child, 0));
+	CK(cudaGraphAddKernelNode(&ck, child, NULL, 0, &kp5));
+	CK(cudaGraphCreate(&parent, 0));
+	CK(cudaGraphAddChildGraphNode(&cn, parent, NULL, 0, child));
+	CK(cudaGraphChildGraphNodeGetGraph(cn, &inner));
+	CK(cudaGraphNodeGetType(cn, &ct));
+	printf("child node type %d, its graph has %zu nodes, is a copy %s\n",
+	       (int)ct, count_nodes(inner), xct_yes(inner != child));
+	CK(cudaMemset(buf, 0, N * sizeof(int)));
+	CK(cudaGraphInstantiate(&pe, parent, 0));
+	CK(cudaGraphLaunch(pe, s));
+	CK(cudaGraphLaunch(pe, s));
+	CK(cudaStreamSynchronize(s));
+	CK(cudaMemcpy(host, buf, N * sizeof(int), cudaMemcpyDeviceToHost));
+	printf("child graph twice: host[0]=%d host[%d]=%d\n", host[0], N - 1,
+	       host[N - 1]);
+
+	/* ---- event record and wait across two graphs ---- */
+	cudaEvent_t ev, ev2, evq;
+	cudaGraph_t gA, gB;
+	cudaGraphNode_t na, nrec, nwait, nb;
+	cudaGraphExec_t eA, eB;
+	int *cell;
+	CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+	CK(cudaEventCreateWithFlags(&ev2, cudaEventDisableTiming));
+	CK(cudaMalloc(&cell, 2 * sizeof(int)));
+	CK(cudaMemset(cell, 0, 2 * sizeof(int)));
+	int one = 1, k21 = 21;
+	void *aa[] = { &cell, &one, &k21 };
+	cudaKernelNodeParams kpa = kparams((void *)addk, aa);
+	kpa.gridDim = dim3(1);
+	kpa.blockDim = dim3(1);
+	CK(cudaGraphCreate(&gA, 0));
+	CK(cudaGraphAddKernelNode(&na, gA, NULL, 0, &kpa));
+	CK(cudaGraphAddEventRecordNode(&nrec, gA, &na, 1, ev2));
+	CK(cudaGraphEventRecordNodeSetEvent(nrec, ev));
+	CK(cudaGraphEventRecordNodeGetEvent(nrec, &evq));
+	printf("record node's event is ev: %s\n", xct_yes(evq == ev));
+	int *cell1 = cell + 1;
+	void *ab[] = { &cell, &cell1 };
+	cudaKernelNodeParams kpb = kparams((void *)twice_of, ab);
+	kpb.gridDim = dim3(1);
+	kpb.blockDim = dim3(1);
+	CK(cudaGraphCreate(&gB, 0));
+	CK(cudaGraphAddEventWaitNode(&nwait, gB, NULL, 0, ev));
+	CK(cudaGraphAddKernelNode(&nb, gB, &nwait, 1, &kpb));
+	CK(cudaGraphEventWaitNodeGetEvent(nwait, &evq));
+	printf("wait node's event is ev: %s\n", xct_yes(evq == ev));
+	CK(cudaGraphNodeGetType(nwait, &ct));
+	printf("wait node type %d\n", (int)ct);
+	CK(cudaGraphInstantiate(&eA, gA, 0));
+	CK(cudaGraphInstantiate(&eB, gB, 0));
+	CK(cudaGraphLaunch(eA, s));
+	CK(cudaGraphLaunch(eB, s2));
+	CK(cudaStreamSynchronize(s2));
+	CK(cudaStreamSynchronize(s));
+	int cells[2];
+	CK(cudaMemcpy(cells, cell, sizeof(cells), cudaMemcpyDeviceToHost));
+	printf("across graphs: %d %d\n", cells[0], cells[1]);
+	CK(cudaGraphExecEventRecordNodeSetEvent(eA, nrec, ev2));
+	CK(cudaGraphExecEventWaitNodeSetEvent(eB, nwait, ev2));
+	CK(cudaGraphLaunch(eA, s));
+	CK(cudaGraphLaunch(eB, s2));
+	CK(cudaStreamSynchronize(s2));
+	CK(cudaStreamSynchronize(s));
+	CK(cudaMemcpy(cells, cell, sizeof(cells), cudaMemcpyDeviceToHost));
+	printf("with ev2: %d %d\n", cells[0], cells[1]);
+
+	/* ---- memory allocation and free nodes ---- */
+	cudaGraph_t gmem;
+	cudaGraphNode_t nalloc, nms, nadd, ncp, nfree;
+	cudaGraphExec_t em;
+	cudaMemAllocNodeParams ap;
+	memset(&ap, 0, sizeof(ap));
+	ap.poolProps.allocType = cudaMemAllocationTypePinned;
+	ap.poolProps.location.type = cudaMemLocationTypeDevice;
+	ap.poolProps.location.id = 0;
+	ap.bytesize = N * sizeof(int);
+	CK(cudaGraphCreate(&gmem, 0));
+	CK(cudaGraphAddMemAllocNode(&nalloc, gmem, NULL, 0, &ap));
+	printf("alloc node: dptr %s\n", xct_yes(ap.dptr != NULL));
+	int *mem = (int *)ap.dptr;
+	memset(&mp, 0, sizeof(mp));
+	mp.dst = mem;
+	mp.value = 2;
+	mp.elementSize = 4;
+	mp.width = N;
+	mp.height = 1;
+	CK(cudaGraphAddMemsetNode(&nms, gmem, &nalloc, 1, &mp));
+	int k40 = 40;
+	void *am[] = { &mem, &n, &k40 };
+	cudaKernelNodeParams kpm = kparams((void *)addk, am);
+	CK(cudaGraphAddKernelNode(&nadd, gmem, &nms, 1, &kpm));
+	cudaMemcpy3DParms cp;
+	memset(&cp, 0, sizeof(cp));
+	cp.srcPtr = make_cudaPitchedPtr(mem, N * sizeof(int), N, 1);
+	cp.dstPtr = make_cudaPitchedPtr(host, N * sizeof(int), N, 1);
+	cp.extent = make_cudaExtent(N * sizeof(int), 1, 1);
+	cp.kind = cudaMemcpyDeviceToHost;
+	CK(cudaGraphAddMemcpyNode(&ncp, gmem, &nadd, 1, &cp));
+	CK(cudaGraphAddMemFreeNode(&nfree, gmem, &ncp, 1, mem));
+	cudaMemAllocNodeParams apq;
+	CK(cudaGraphMemAllocNodeGetParams(nalloc, &apq));
+	printf("alloc params: bytes %zu, same dptr %s, location %d/%d\n",
+	       apq.bytesize, xct_yes(apq.dptr == mem),
+	       (int)apq.poolProps.location.type, apq.poolProps.location.id);
+	void *fq = NULL;
+	CK(cudaGraphMemFreeNodeGetParams(nfree, &fq));
+	printf("free params: same dptr %s\n", xct_yes(fq == mem));
+	CK(cudaGraphInstantiate(&em, gmem, 0));
+	for (int r = 0; r < 2; r++) {
+		memset(host, 0, N * sizeof(int));
+		CK(cudaGraphLaunch(em, s));
+		CK(cudaStreamSynchronize(s));
+		int bad = 0;
+		for (int i = 0; i < N; i++)
+			bad += host[i] != 42;
+		printf("alloc graph launch %d: bad %d\n", r, bad);
+	}
+
+	/* ---- a conditional WHILE loop ---- */
+	cudaGraph_t gw, body;
+	cudaGraphNode_t nc, nbody;
+	cudaGraphExec_t ew;
+	cudaGraphConditionalHandle h;
+	int *counter;
+	CK(cudaMalloc(&counter, sizeof(int)));
+	CK(cudaMemset(counter, 0, sizeof(int)));
+	CK(cudaGraphCreate(&gw, 0));
+	CK(cudaGraphConditionalHandleCreate(&h, gw, 1,
+					    cudaGraphCondAssignDefault));
+	cudaGraphNodeParams cnp = {};
+	cnp.type = cudaGraphNodeTypeConditional;
+	cnp.conditional.handle = h;
+	cnp.conditional.type = cudaGraphCondTypeWhile;
+	cnp.conditional.size = 1;
+	CK(cudaGraphAddNode(&nc, gw, NULL, NULL, 0, &cnp));
+	body = cnp.conditional.phGraph_out[0];
+	printf("conditional: body %s, empty %s\n", xct_yes(body != NULL),
+	       xct_yes(count_nodes(body) == 0));
+	void *ac[] = { &h, &counter };
+	cudaKernelNodeParams kpc = kparams((void *)loop_body, ac);
+	kpc.gridDim = dim3(1);
+	kpc.blockDim = dim3(32);
+	CK(cudaGraphAddKernelNode(&nbody, body, NULL, 0, &kpc));
+	CK(cudaGraphNodeGetType(nc, &ct));
+	printf("conditional node type %d, body nodes %zu\n", (int)ct,
+	       count_nodes(body));
+	CK(cudaGraphInstantiate(&ew, gw, 0));
+	for (int r = 0; r < 2; r++) {
+		int c = -1;
+
+		CK(cudaGraphLaunch(ew, s));
+		CK(cudaStreamSynchronize(s));
+		CK(cudaMemcpy(&c, counter, sizeof(c),
+			      cudaMemcpyDeviceToHost));
+		printf("while loop launch %d: counter %d\n", r, c);
+	}
+
+	/* ---- nodes of the generic form, and their parameters set ---- */
+	cudaGraph_t gg;
+	cudaGraphNode_t gn0, gn1, gn2;
+	cudaGraphExec_t eg;
+	int *v, *host2;
+	CK(cudaMalloc(&v, N * sizeof(int)));
+	CK(cudaMallocHost(&host2, N * sizeof(int)));
+	CK(cudaGraphCreate(&gg, 0));
+	cudaGraphNodeParams mps = {};
+	mps.type = cudaGraphNodeTypeMemset;
+	mps.memset.dst = v;
+	mps.memset.value = 1;
+	mps.memset.elementSize = 4;
+	mps.memset.width = N;
+	mps.memset.height = 1;
+	CK(cudaGraphAddNode(&gn0, gg, NULL, NULL, 0, &mps));
+	int k10 = 10;
+	void *av[] = { &v, &n, &k10 };
+	cudaGraphNodeParams kps = {};
+	kps.type = cudaGraphNodeTypeKernel;
+	kps.kernel.func = (void *)addk;
+	kps.kernel.gridDim = dim3(16);
+	kps.kernel.blockDim = dim3(128);
+	kps.kernel.kernelParams = av;
+	cudaGraphEdgeData e0;
+	memset(&e0, 0, sizeof(e0));
+	CK(cudaGraphAddNode(&gn1, gg, &gn0, &e0, 1, &kps));
+	cudaGraphNodeParams cps = {};
+	cps.type = cudaGraphNodeTypeMemcpy;
+	cps.memcpy.copyParams.srcPtr = make_cudaPitchedPtr(v, N * sizeof(int),
+							    N, 1);
+	cps.memcpy.copyParams.dstPtr = make_cudaPitchedPtr(host,
+							    N * sizeof(int),
+							    N, 1);
+	cps.memcpy.copyParams.extent = make_cudaExtent(N * sizeof(int), 1, 1);
+	cps.memcpy.copyParams.kind = cudaMemcpyDeviceToHost;
+	CK(cudaGraphAddNode(&gn2, gg, &gn1, NULL, 1, &cps));
+	cnt = 0;
+	CK(cudaGraphGetEdges(gg, NULL, NULL, NULL, &cnt));
+	printf("generic graph: %zu nodes, %zu edges\n", count_nodes(gg), cnt);
+	CK(cudaGraphInstantiate(&eg, gg, 0));
+	CK(cudaGraphLaunch(eg, s));
+	CK(cudaStreamSynchronize(s));
+	printf("generic: host[0]=%d host[%d]=%d\n", host[0], N - 1,
+	       host[N - 1]);
+	int k20 = 20;
+	void *av20[] = { &v, &n, &k20 };
+	kps.kernel.kernelParams = av20;
+	CK(cudaGraphExecNodeSetParams(eg, gn1, &kps));
+	CK(cudaGraphLaunch(eg, s));
+	CK(cudaStreamSynchronize(s));
+	printf("exec node params k=20: host[5]=%d\n", host[5]);
+	cudaMemsetParams ms2;
+	memset(&ms2, 0, sizeof(ms2));
+	ms2.dst = v;
+	ms2.value = 2;
+	ms2.elementSize = 4;
+	ms2.width = N;
+	ms2.height = 1;
+	CK(cudaGraphExecMemsetNodeSetParams(eg, gn0, &ms2));
+	CK(cudaGraphExecMemcpyNodeSetParams1D(eg, gn2, host2, v,
+					      N * sizeof(int),
+					      cudaMemcpyDeviceToHost));
+	memset(host2, 0, N * sizeof(int));
+	CK(cudaGraphLaunch(eg, s));
+	CK(cudaStreamSynchronize(s));
+	printf("exec memset 2, copy into another buffer: host2[9]=%d\n",
+	       host2[9]);
+	int k30 = 30;
+	void *av30[] = { &v, &n, &k30 };
+	kps.kernel.kernelParams = av30;
+	CK(cudaGraphNodeSetParams(gn1, &kps));
+	CK(cudaGraphMemsetNodeSetParams(gn0, &ms2));
+	CK(cudaGraphMemcpyNodeSetParams1D(gn2, host2, v, N * sizeof(int),
+					  cudaMemcpyDeviceToHost));
+	CK(cudaGraphKernelNodeGetParams(gn1, &got));
+	printf("graph's generic kernel now k=%d\n",
+	       *(int *)got.kernelParams[2]);
+	memset(&info, 0, sizeof(info));
+	EXPECT(cudaSuccess, cudaGraphExecUpdate(eg, gg, &info));
+	memset(host2, 0, N * sizeof(int));
+	CK(cudaGraphLaunch(eg, s));
+	CK(cudaStreamSynchronize(s));
+	printf("updated from its graph: host2[9]=%d\n", host2[9]);
+	CK(cudaGraphMemcpyNodeGetParams(gn2, &gc));
+	printf("copy node now into host2: %s\n",
+	       xct_yes(gc.dstPtr.ptr == host2));
+	CK(cudaGraphExecDestroy(eg));
+	CK(cudaGraphDestroy(gg));
+	CK(cudaFree(v));
+	CK(cudaFreeHost(host2));
+
+	/* ---- the dot print ---- */
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/xct_graph_api_%d.dot",
+		 (int)getpid());
+	CK(cudaGraphDebugDotPrint(g, path, cudaGraphDebugDotFlagsVerbose));
+	FILE *f = fopen(path, "r");
+	char head[8] = { 0 };
+	size_t rd = f ? fread(head, 1, 7, f) : 0;
+	if (f)
+		fclose(f);
+	unlink(path);
+	printf("dot: non-empty %s, starts with digraph %s\n",
+	       xct_yes(rd > 0), xct_yes(!strncmp(head, "digraph", 7)));
+
+	/* ---- what CUDA refuses ---- */
+	cudaGraphNode_t bad;
+	SHOW(cudaGraphAddEmptyNode(&bad, g, &na, 1));
+	SHOW(cudaGraphAddDependencies(g, &nk1, &nk1, NULL, 1));
+	SHOW(cudaGraphAddDependencies(g, &nset, &nk1, NULL, 1));
+	SHOW(cudaGraphRemoveDependencies(g, &nk2, &ncpy, NULL, 1));
+	cnt = 0;
+	CK(cudaGraphGetEdges(g, NULL, NULL, NULL, &cnt));
+	printf("edges after removing one: %zu\n", cnt);
+	SHOW(cudaGraphRemoveDependencies(g, &nk2, &ncpy, NULL, 1));
+	SHOW(cudaGraphKernelNodeGetParams(nset, &got));
+	SHOW(cudaGraphMemsetNodeGetParams(nk1, &gm));
+	SHOW(cudaGraphChildGraphNodeGetGraph(nk1, &inner));
+
+	/* A destroyed node leaves its graph. */
+	cudaGraphNode_t extra;
+	CK(cudaGraphAddEmptyNode(&extra, g, &ncpy, 1));
+	printf("nodes with an extra: %zu\n", count_nodes(g));
+	CK(cudaGraphDestroyNode(extra));
+	cnt = 8;
+	CK(cudaGraphGetNodes(g, nodes, &cnt));
+	int still = 0;
+	for (size_t i = 0; i < cnt; i++)
+		still += nodes[i] == extra;
+	printf("after destroying it: %zu nodes, listed %d\n", cnt, still);
+
+	/* Teardown. */
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphExecDestroy(ge2));
+	CK(cudaGraphExecDestroy(pe));
+	CK(cudaGraphExecDestroy(eA));
+	CK(cudaGraphExecDestroy(eB));
+	CK(cudaGraphExecDestroy(em));
+	CK(cudaGraphExecDestroy(ew));
+	CK(cudaGraphDestroy(g));
+	CK(cudaGraphDestroy(g2));
+	CK(cudaGraphDestroy(g3));
+	CK(cudaGraphDestroy(child));
+	CK(cudaGraphDestroy(parent));
+	CK(cudaGraphDestroy(gA));
+	CK(cudaGraphDestroy(gB));
+	CK(cudaGraphDestroy(gmem));
+	CK(cudaGraphDestroy(gw));
+	CK(cudaEventDestroy(ev));
+	CK(cudaEventDestroy(ev2));
+	CK(cudaFree(counter));
+	CK(cudaFree(cell));
+	CK(cudaFree(buf));
+	CK(cudaFreeHost(host));
+	CK(cudaStreamDestroy(s));
+	CK(cudaStreamDestroy(s2));
+	CK(cudaDeviceSynchronize());
+	return xct_finish("graph_api");
+}

@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A hostile guest against the worker's graph commands
+ * (spec/cudart-graph-nodes.calls), in process, without a transport: two
+ * sessions over in-memory arenas, graphs and nodes planted in their
+ * tables (never handed to CUDA: every case fails before CUDA would see
+ * them), then requests naming another session's node, a node of a
+ * destroyed graph, counts that overflow, kernel parameters too large,
+ * malformed node parameters, and the bound of the dot print.  Runs the
+ * same with or without a GPU.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include <cuda_runtime_api.h>
+
+#include "xcuda/graph.h"
+#include "dom0-daemon/log.h"
+#include "dom0-daemon/ops.h"
+#include "dom0-daemon/worker.h"
+#include "check.h"
+#include "cuda_asan.h"
+
+#define ARENA		(1u << 20)
+#define GP		((uint32_t)sizeof(struct xcuda_gparams))
+
+struct side {
+	struct xd_chan chan;
+	struct xd_session s;
+};
+
+static struct side A = { .chan = { .session = 0x1111u } };
+static struct side B = { .chan = { .session = 0x2222u } };
+static uint64_t next_id = 1;
+
+static void req_init(struct side *d, struct xcuda_request *req, uint16_t op,
+		     const void *args, uint16_t len)
+{
+	memset(req, 0, sizeof(*req));
+	req->hdr.op = op;
+	req->hdr.len = len;
+	req->hdr.session = d->chan.session;
+	req->hdr.id = next_id++;
+	memcpy(req->args, args, len);
+}
+
+static int call(struct side *d, uint16_t op, const void *args, uint16_t len,
+		void *res, size_t res_len)
+{
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+
+	req_init(d, &req, op, args, len);
+	xd_handle(&d->s, &req, &rsp);
+	if (res)
+		memcpy(res, rsp.out, res_len);
+	return rsp.status;
+}
+
+#define CALL(d, op, a)	call(d, op, &(a), sizeof(a), NULL, 0)
+
+static void expect(const char *name, int got, int want)
+{
+	CHECK_MSG(got == want, name, "status %d, want %d", got, want);
+}
+
+static void open_side(struct side *d)
+{
+	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, 0, ARENA, 0 };
+
+	d->chan.arena = calloc(1, ARENA);
+	d->chan.arena_size = ARENA;
+	REQUIRE_MSG(d->chan.arena && !xd_session_init(&d->s, &d->chan),
+		    "setup", "out of memory");
+	call(d, XCUDA_OP_OPEN, &a, sizeof(a), NULL, 0);
+	REQUIRE_MSG(d->s.opened, "open", "the session did not open");
+}
+
+/* Plants an object CUDA never made: only for requests refused first. */
+static uint32_t plant(struct side *d, int kind, uintptr_t ptr, int borrowed,
+		      uint32_t owner)
+{
+	uint32_t h = 0;
+	struct xd_hent *e = xd_htab_add(&d->s.objects[kind], (void *)ptr, &h);
+
+	REQUIRE_MSG(e != NULL, "plant", "table full");
+	e->borrowed = (uint8_t)borrowed;
+	e->owner = owner;
+	return h;
+}
+
+/* Takes the planted objects out before the session's teardown. */
+static void unplant(struct side *d)
+{
+	static const int kinds[] = { XD_H_NODE, XD_H_GRAPH, XD_H_GRAPHEXEC };
+	uint32_t h;
+	size_t i;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		for (h = 0; (h = xd_htab_next(&d->s.objects[kinds[i]], h));)
+			xd_htab_del(&d->s.objects[kinds[i]], h);
+}
+
+static int node_known(struct side *d, uint32_t h)
+{
+	return xd_object_get(&d->s.objects[XD_H_NODE], h) != NULL;
+}
+
+static void test_other_session(void)
+{
+	struct xcuda_graph_node_get_type_args t = { 0 };
+	struct xcuda_graph_node_list_args l = { 0 };
+	struct xcuda_graph_add_node_args an = { 0 };
+	struct xcuda_graph_destroy_node_args dn = { 0 };
+	struct xcuda_graph_node_find_in_clone_args fc = { 0 };
+	struct xcuda_graph_event_node_get_event_args ev = { 0 };
+	struct xcuda_graph_node_set_params_args sp = { 0 };
+	struct xcuda_gparams *w;
+	uint32_t ga, na, gb, *deps;
+
+	/* Handles are per-session numbers: A's must not be one of B's. */
+	plant(&A, XD_H_GRAPH, 0x1000, 0, 0);
+	ga = plant(&A, XD_H_GRAPH, 0x1100, 0, 0);
+	na = plant(&A, XD_H_NODE, 0x2000, 1, ga);
+	gb = plant(&B, XD_H_GRAPH, 0x3000, 0, 0);
+	REQUIRE_MSG(ga != gb, "setup", "the same handle in both sessions");
+
+	t.node = na;
+	expect("another session's node: type", CALL(&B,
+	       XCUDA_OP_GRAPH_NODE_GET_TYPE, t),
+	       cudaErrorInvalidResourceHandle);
+	l.obj = na;
+	l.what = XCUDA_GL_DEPS;
+	l.cap = UINT64_MAX;
+	expect("another session's node: dependencies", CALL(&B,
+	       XCUDA_OP_GRAPH_NODE_LIST, l), cudaErrorInvalidResourceHandle);
+	l.obj = ga;
+	l.what = XCUDA_GL_NODES;
+	expect("another session's graph: nodes", CALL(&B,
+	       XCUDA_OP_GRAPH_NODE_LIST, l), cudaErrorInvalidResourceHandle);
+	dn.node = na;
+	expect("another session's node: destroy", CALL(&B,
+	       XCUDA_OP_GRAPH_DESTROY_NODE, dn),
+	       cudaErrorInvalidResourceHandle);
+	CHECK_MSG(node_known(&A, na), "A's node survives B's destroy", "gone");
+	fc.originalNode = na;
+	fc.clonedGraph = gb;
+	expect("another session's node: find in clone", CALL(&B,
+	       XCUDA_OP_GRAPH_NODE_FIND_IN_CLONE, fc),
+	       cudaErrorInvalidResourceHandle);
+	ev.node = na;
+	expect("another session's node: event", CALL(&B,
+	       XCUDA_OP_GRAPH_EVENT_NODE_GET_EVENT, ev),
+	       cudaErrorInvalidResourceHandle);
+
+	/* As a dependency of an empty node in B's own graph. */
+	w = (struct xcuda_gparams *)(B.chan.arena + 4096);
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeEmpty;
+	deps = (uint32_t *)(B.chan.arena + 8192);
+	deps[0] = na;
+	an.graph = gb;
+	an.entry = XCUDA_GN_EMPTY;
+	an.ndeps = 1;
+	an.deps = (struct xcuda_extent){ 8192, 4 };
+	an.params = (struct xcuda_extent){ 4096, GP };
+	expect("another session's node as a dependency", CALL(&B,
+	       XCUDA_OP_GRAPH_ADD_NODE, an), cudaErrorInvalidResourceHandle);
+	/* Its parameters set in B. */
+	sp.node = na;
+	sp.entry = XCUDA_GN_GENERIC;
+	sp.params = (struct xcuda_extent){ 4096, GP };
+	expect("another session's node: set params", CALL(&B,
+	       XCUDA_OP_GRAPH_NODE_SET_PARAMS, sp),
+	       cudaErrorInvalidResourceHandle);
+	unplant(&A);
+	unplant(&B);
+}
+
+static void test_destroyed_graph(void)
+{
+	struct xcuda_graph_node_get_type_args t = { 0 };
+	struct xcuda_graph_destroy_args gd = { 0 };
+	struct xcuda_graph_node_list_args l = { 0 };
+	uint32_t g, g2, n1, n2, child, n3, n4;
+
+	g = plant(&A, XD_H_GRAPH, 0x1000, 0, 0);
+	g2 = plant(&A, XD_H_GRAPH, 0x1100, 0, 0);
+	n1 = plant(&A, XD_H_NODE, 0x2000, 1, g);
+	n2 = plant(&A, XD_H_NODE, 0x2100, 1, g);
+	/* A child graph that n1 owns, with a node of its own. */
+	child = plant(&A, XD_H_GRAPH, 0x1200, 1, n1);
+	n3 = plant(&A, XD_H_NODE, 0x2200, 1, child);
+	n4 = plant(&A, XD_H_NODE, 0x2300, 1, g2);
+
+	gd.graph = child;
+	expect("a node's graph cannot be destroyed", CALL(&A,
+	       XCUDA_OP_GRAPH_DESTROY, gd), cudaErrorInvalidValue);
+	CHECK_MSG(node_known(&A, n3), "the child's node stays", "gone");
+
+	xd_graph_forget(&A.s, g);
+	CHECK_MSG(!node_known(&A, n1) && !node_known(&A, n2) &&
+		  !node_known(&A, n3), "a destroyed graph's nodes go",
+		  "n1 %d n2 %d n3 %d", node_known(&A, n1),
+		  node_known(&A, n2), node_known(&A, n3));
+	CHECK_MSG(!xd_object_get(&A.s.objects[XD_H_GRAPH], child) &&
+		  !xd_object_get(&A.s.objects[XD_H_GRAPH], g),
+		  "the graphs its nodes owned go", "still there");
+	CHECK_MSG(node_known(&A, n4) &&
+		  xd_object_get(&A.s.objects[XD_H_GRAPH], g2),
+		  "another graph's nodes stay", "gone");
+	t.node = n1;
+	expect("a node of a destroyed graph", CALL(&A,
+	       XCUDA_OP_GRAPH_NODE_GET_TYPE, t),
+	       cudaErrorInvalidResourceHandle);
+	l.obj = n3;
+	l.what = XCUDA_GL_DEPENDENTS;
+	l.cap = UINT64_MAX;
+	expect("a node of a destroyed child graph", CALL(&A,
+	       XCUDA_OP_GRAPH_NODE_LIST, l), cudaErrorInvalidResourceHandle);
+	gd.graph = g;
+	expect("the destroyed graph itself", CALL(&A, XCUDA_OP_GRAPH_DESTROY,
+	       gd), cudaErrorInvalidResourceHandle);
+	unplant(&A);
+}
+
+static void test_counts(void)
+{
+	struct xcuda_graph_node_list_args l = { 0 };
+	struct xcuda_graph_dependencies_args d = { 0 };
+	struct xcuda_graph_add_node_args an = { 0 };
+	struct xcuda_stream_get_capture_info_args ci = { 0 };
+	struct xcuda_stream_update_capture_dependencies_args uc = { 0 };
+	struct xcuda_stream_begin_capture_to_graph_args bc = { 0 };
+	struct xcuda_gparams *w;
+	uint32_t g;
+
+	g = plant(&A, XD_H_GRAPH, 0x1000, 0, 0);
+	l.obj = g;
+	l.what = XCUDA_GL_NODES;
+	l.cap = UINT64_MAX - 1;
+	l.nodes = (struct xcuda_extent){ 0, 4096 };
+	expect("list: a count that overflows", CALL(&A,
+	       XCUDA_OP_GRAPH_NODE_LIST, l), cudaErrorInvalidValue);
+	l.cap = XCUDA_GLIST_MAX + 1;
+	l.nodes = (struct xcuda_extent){ 0, 4 * (XCUDA_GLIST_MAX + 1) };
+	expect("list: over the bound", CALL(&A, XCUDA_OP_GRAPH_NODE_LIST, l),
+	       cudaErrorInvalidValue);
+	l.cap = 10;
+	l.nodes = (struct xcuda_extent){ 0, 36 };
+	expect("list: room short of the count", CALL(&A,
+	       XCUDA_OP_GRAPH_NODE_LIST, l), cudaErrorInvalidValue);
+	l.what = XCUDA_GL_EDGES;
+	l.nodes = (struct xcuda_extent){ 0, 40 };
+	l.to = (struct xcuda_extent){ 64, 8 };
+	expect("edges: destinations short", CALL(&A,
+	       XCUDA_OP_GRAPH_NODE_LIST, l), cudaErrorInvalidValue);
+	l.to = (struct xcuda_extent){ 64, 40 };
+	l.edata = (struct xcuda_extent){ 128, 16 };
+	expect("edges: edge data short", CALL(&A, XCUDA_OP_GRAPH_NODE_LIST,
+	       l), cudaErrorInvalidValue);
+
+	d.graph = g;
+	d.count = UINT64_MAX;
+	d.from = (struct xcuda_extent){ 0, 64 };
+	d.to = (struct xcuda_extent){ 64, 64 };
+	expect("dependencies: a count that overflows", CALL(&A,
+	       XCUDA_OP_GRAPH_DEPENDENCIES, d), cudaErrorInvalidValue);
+	d.count = (1ull << 62) + 1;
+	expect("dependencies: a count that wraps", CALL(&A,
+	       XCUDA_OP_GRAPH_DEPENDENCIES, d), cudaErrorInvalidValue);
+	d.count = 17;
+	expect("dependencies: more than the extents hold", CALL(&A,
+	       XCUDA_OP_GRAPH_DEPENDENCIES, d), cudaErrorInvalidValue);
+	d.count = 1;
+	d.remove = 2;
+	expect("dependencies: neither add nor remove", CALL(&A,
+	       XCUDA_OP_GRAPH_DEPENDENCIES, d), cudaErrorInvalidValue);
+
+	w = (struct xcuda_gparams *)(A.chan.arena + 4096);
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeEmpty;
+	an.graph = g;
+	an.entry = XCUDA_GN_EMPTY;
+	an.params = (struct xcuda_extent){ 4096, GP };
+	an.ndeps = UINT64_MAX;
+	an.deps = (struct xcuda_extent){ 0, 64 };
+	expect("add node: a dependency count that overflows", CALL(&A,
+	       XCUDA_OP_GRAPH_ADD_NODE, an), cudaErrorInvalidValue);
+	an.ndeps = 2;
+	an.edata = (struct xcuda_extent){ 128, 16 };
+	expect("add node: edge data for a typed entry", CALL(&A,
+	       XCUDA_OP_GRAPH_ADD_NODE, an), cudaErrorInvalidValue);
+
+	ci.cap = XCUDA_GLIST_MAX + 1;
+	ci.deps = (struct xcuda_extent){ 0, 4 * (XCUDA_GLIST_MAX + 1) };
+	expect("capture info: over the bound", CALL(&A,
+	       XCUDA_OP_STREAM_GET_CAPTURE_INFO, ci), cudaErrorInvalidValue);
+	ci.cap = 8;
+	ci.deps = (struct xcuda_extent){ 0, 16 };
+	expect("capture info: room short", CALL(&A,
+	       XCUDA_OP_STREAM_GET_CAPTURE_INFO, ci), cudaErrorInvalidValue);
+
+	uc.count = UINT64_MAX / 2;
+	uc.deps = (struct xcuda_extent){ 0, 64 };
+	expect("update capture: a count that overflows", CALL(&A,
+	       XCUDA_OP_STREAM_UPDATE_CAPTURE_DEPENDENCIES, uc),
+	       cudaErrorInvalidValue);
+	bc.graph = g;
+	bc.count = 1ull << 40;
+	bc.deps = (struct xcuda_extent){ 0, 64 };
+	expect("capture to graph: a count that overflows", CALL(&A,
+	       XCUDA_OP_STREAM_BEGIN_CAPTURE_TO_GRAPH, bc),
+	       cudaErrorInvalidValue);
+	bc.count = 0;
+	bc.rsvd = 1;
+	expect("capture to graph: reserved bits", CALL(&A,
+	       XCUDA_OP_STREAM_BEGIN_CAPTURE_TO_GRAPH, bc),
+	       cudaErrorInvalidValue);
+	unplant(&A);
+}
+
+/* An ADD_NODE of @entry with the parameters at arena offset 4096. */
+static int add(uint32_t g, uint32_t entry, uint32_t len)
+{
+	struct xcuda_graph_add_node_args an = { 0 };
+
+	an.graph = g;
+	an.entry = entry;
+	an.params = (struct xcuda_extent){ 4096, len };
+	return CALL(&A, XCUDA_OP_GRAPH_ADD_NODE, an);
+}
+
+static void test_params(void)
+{
+	struct xcuda_graph_node_get_params_args gp = { 0 };
+	struct xcuda_gparams *w = (struct xcuda_gparams *)(A.chan.arena +
+							   4096);
+	uint32_t g = plant(&A, XD_H_GRAPH, 0x1000, 0, 0);
+	uint32_t n = plant(&A, XD_H_NODE, 0x2000, 1, g);
+
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeKernel;
+	w->args_len = XCUDA_MAX_ARGS_BYTES + 8;
+	expect("kernel arguments too large", add(g, XCUDA_GN_KERNEL,
+	       GP + XCUDA_MAX_ARGS_BYTES + 8), cudaErrorInvalidValue);
+	w->args_len = 64;
+	expect("kernel arguments past the extent", add(g, XCUDA_GN_KERNEL,
+	       GP + 16), cudaErrorInvalidValue);
+	w->args_len = 16;
+	w->func = 0x7777;
+	expect("an unknown kernel", add(g, XCUDA_GN_KERNEL, GP + 16),
+	       cudaErrorInvalidResourceHandle);
+	expect("parameters shorter than their structure", add(g,
+	       XCUDA_GN_KERNEL, GP - 8), cudaErrorInvalidValue);
+	expect("an unknown entry", add(g, 99, GP), cudaErrorInvalidValue);
+	expect("entry 0", add(g, 0, GP), cudaErrorInvalidValue);
+	w->type = cudaGraphNodeTypeMemset;
+	expect("a type the entry does not make", add(g, XCUDA_GN_KERNEL, GP),
+	       cudaErrorInvalidValue);
+
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeEmpty;
+	w->rsvd = 1;
+	expect("reserved bits", add(g, XCUDA_GN_EMPTY, GP),
+	       cudaErrorInvalidValue);
+
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeMemcpy;
+	w->src.where = XCUDA_GSIDE_ARENA;
+	w->src.ptr = ARENA - 4;
+	w->src.pitch = 16;
+	w->dst.where = XCUDA_GSIDE_DEV;
+	w->extent[0] = 16;
+	w->extent[1] = w->extent[2] = 1;
+	expect("a copy past the arena", add(g, XCUDA_GN_MEMCPY, GP),
+	       cudaErrorInvalidValue);
+	w->src.ptr = 0;
+	w->src.pitch = 8;
+	w->extent[1] = 2;
+	expect("a copy wider than its pitch", add(g, XCUDA_GN_MEMCPY, GP),
+	       cudaErrorInvalidValue);
+	w->src.pitch = UINT64_MAX / 2;
+	w->src.ysize = UINT64_MAX / 2;
+	w->extent[2] = 4;
+	expect("a copy whose extent overflows", add(g, XCUDA_GN_MEMCPY, GP),
+	       cudaErrorInvalidValue);
+	w->src.where = XCUDA_GSIDE_ARENA;
+	w->src.pitch = 16;
+	w->src.ysize = 1;
+	w->extent[0] = 8;
+	w->extent[1] = 1;
+	w->extent[2] = 1;
+	w->dst.where = 7;
+	expect("a side neither device nor arena", add(g, XCUDA_GN_MEMCPY, GP),
+	       cudaErrorInvalidValue);
+	w->dst.where = XCUDA_GSIDE_DEV;
+	w->src.pos[1] = ARENA / 16;
+	expect("a copy position past the arena", add(g, XCUDA_GN_MEMCPY, GP),
+	       cudaErrorInvalidValue);
+
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeMemset;
+	w->elem = 8;
+	expect("a memset of 8-byte elements", add(g, XCUDA_GN_MEMSET, GP),
+	       cudaErrorInvalidValue);
+	w->elem = 4;
+	w->dst.where = XCUDA_GSIDE_ARENA;
+	w->dst.ptr = ARENA - 8;
+	w->extent[0] = 4;
+	w->extent[1] = 1;
+	expect("a memset past the arena", add(g, XCUDA_GN_MEMSET, GP),
+	       cudaErrorInvalidValue);
+
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeMemAlloc;
+	w->nacc = XCUDA_GACC_MAX + 1;
+	expect("too many access descriptors", add(g, XCUDA_GN_MEM_ALLOC,
+	       GP + (XCUDA_GACC_MAX + 1) * XCUDA_GACC_SIZE),
+	       cudaErrorInvalidValue);
+	w->nacc = 2;
+	expect("access descriptors past the extent", add(g,
+	       XCUDA_GN_MEM_ALLOC, GP + XCUDA_GACC_SIZE),
+	       cudaErrorInvalidValue);
+	w->nacc = 0;
+	w->handle_types = cudaMemHandleTypePosixFileDescriptor;
+	expect("an exportable allocation", add(g, XCUDA_GN_MEM_ALLOC, GP),
+	       cudaErrorInvalidValue);
+
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeConditional;
+	w->cond_size = XCUDA_GCOND_MAX + 1;
+	expect("too many conditional bodies", add(g, XCUDA_GN_GENERIC,
+	       GP + 4 * (XCUDA_GCOND_MAX + 1)), cudaErrorInvalidValue);
+	w->cond_size = 4;
+	expect("no room for the bodies' handles", add(g, XCUDA_GN_GENERIC,
+	       GP), cudaErrorInvalidValue);
+
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeHost;
+	expect("a host node", add(g, XCUDA_GN_GENERIC, GP),
+	       cudaErrorNotSupported);
+	w->type = cudaGraphNodeTypeExtSemaphoreSignal;
+	expect("an external semaphore", add(g, XCUDA_GN_GENERIC, GP),
+	       cudaErrorNotSupported);
+	w->type = cudaGraphNodeTypeEventRecord;
+	w->event = 0x4444;
+	expect("an unknown event", add(g, XCUDA_GN_GENERIC, GP),
+	       cudaErrorInvalidResourceHandle);
+	w->type = cudaGraphNodeTypeGraph;
+	w->graph = 0x4444;
+	expect("an unknown child graph", add(g, XCUDA_GN_GENERIC, GP),
+	       cudaErrorInvalidResourceHandle);
+
+	gp.node = n;
+	gp.entry = XCUDA_GN_KERNEL;
+	gp.params = (struct xcuda_extent){ 4096, GP - 8 };
+	expect("get params: no room for the structure", CALL(&A,
+	       XCUDA_OP_GRAPH_NODE_GET_PARAMS, gp), cudaErrorInvalidValue);
+	gp.params = (struct xcuda_extent){ 4096,
+		GP + XCUDA_MAX_ARGS_BYTES + 8 };
+	expect("get params: more room than allowed", CALL(&A,
+	       XCUDA_OP_GRAPH_NODE_GET_PARAMS, gp), cudaErrorInvalidValue);
+	gp.node = 0x5555;
+	gp.params = (struct xcuda_extent){ 4096, GP };
+	expect("get params: an unknown node", CALL(&A,
+	       XCUDA_OP_GRAPH_NODE_GET_PARAMS, gp),
+	       cudaErrorInvalidResourceHandle);
+	unplant(&A);
+}
+
+static int memfd_with(size_t n)
+{
+	int fd = memfd_create("test-dot", MFD_CLOEXEC);
+	char chunk[4096];
+	size_t done;
+
+	memset(chunk, 'd', sizeof(chunk));
+	for (done = 0; fd >= 0 && done < n; done += sizeof(chunk))
+		if (write(fd, chunk, n - done < sizeof(chunk) ?
+			  n - done : sizeof(chunk)) < 0)
+			break;
+	return fd;
+}
+
+static void test_dot(void)
+{
+	struct xcuda_graph_debug_dot_print_args a = { 0 };
+	uint8_t *buf = NULL;
+	uint64_t size = 0;
+	int fd, err;
+
+	fd = memfd_with(100);
+	err = xd_dot_take(fd, 64, &buf, &size);
+	CHECK_MSG(err == cudaErrorMemoryAllocation && !buf,
+		  "dot: text longer than the room", "err %d", err);
+	err = xd_dot_take(fd, 128, &buf, &size);
+	CHECK_MSG(!err && buf && size == 100 && buf[0] == 'd' &&
+		  buf[99] == 'd' && buf[100] == 0, "dot: text that fits",
+		  "err %d size %llu", err, (unsigned long long)size);
+	free(buf);
+	close(fd);
+	fd = memfd_with(XCUDA_GDOT_MAX + 1);
+	err = xd_dot_take(fd, UINT32_MAX, &buf, &size);
+	CHECK_MSG(err == cudaErrorMemoryAllocation && !buf,
+		  "dot: text over the bound", "err %d", err);
+	close(fd);
+
+	a.graph = 0x6666;
+	a.out = (struct xcuda_extent){ 0, 4096 };
+	expect("dot: an unknown graph", CALL(&A,
+	       XCUDA_OP_GRAPH_DEBUG_DOT_PRINT, a),
+	       cudaErrorInvalidResourceHandle);
+	a.graph = plant(&A, XD_H_GRAPH, 0x1000, 0, 0);
+	a.out = (struct xcuda_extent){ ARENA - 16, 4096 };
+	expect("dot: room outside the arena", CALL(&A,
+	       XCUDA_OP_GRAPH_DEBUG_DOT_PRINT, a), cudaErrorInvalidValue);
+	unplant(&A);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	xd_log_setup(XD_LOG_ERROR, 0);
+	open_side(&A);
+	open_side(&B);
+	test_other_session();
+	test_destroyed_graph();
+	test_counts();
+	test_params();
+	test_dot();
+	xd_session_fini(&A.s);
+	xd_session_fini(&B.s);
+	free(A.chan.arena);
+	free(B.chan.arena);
+	return check_summary();
+}

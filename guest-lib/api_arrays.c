@@ -477,6 +477,11 @@ static cudaError_t xc_ac_run(struct xc_ac *c, cudaStream_t stream,
 			return xc_ret(err);
 		ds = xc_ac_classify(s, dp, dspan, hd, &doff);
 	}
+	/* An empty copy goes as it is: CUDA says what it says of it. */
+	if (ss == XC_AC_HOST && !sspan)
+		ss = XC_AC_ARENA;
+	if (ds == XC_AC_HOST && !dspan)
+		ds = XC_AC_ARENA;
 	if (ss >= XC_AC_ARENA && ds >= XC_AC_ARENA) {
 		/* Host to host: only cudaMemcpy3D has two pointer sides. */
 		if (sm.wb > sm.hpitch || sm.wb > dm.hpitch)

@@ -168,10 +168,16 @@ def worker_body(c):
         elif p.kind in ('event', 'handle'):
             table = '&s->events' if p.kind == 'event' else \
                 '&s->objects[%s]' % p.handle.enum
-            b += ['\t%s = xd_object_get(%s, a->%s);' % (p.name, table, p.name),
-                  '\tif (!%s) {' % p.name,
-                  '\t\terr = cudaErrorInvalidResourceHandle;',
-                  '\t\tgoto out;', '\t}']
+            get = ['\t%s = xd_object_get(%s, a->%s);' % (p.name, table,
+                                                          p.name),
+                   '\tif (!%s) {' % p.name,
+                   '\t\terr = cudaErrorInvalidResourceHandle;',
+                   '\t\tgoto out;', '\t}']
+            if p.nullable:
+                # NULL (0) reaches CUDA as NULL.
+                get = ['\tif (a->%s) {' % p.name] + \
+                    ['\t' + x for x in get] + ['\t}']
+            b += get
         elif p.kind == 'func':
             b += ['\terr = xd_kernel_lookup(s, a->%s, &%s);' %
                   (p.name, p.name), '\tif (err)', '\t\tgoto out;']
@@ -223,11 +229,20 @@ def worker_body(c):
              p.dir == 'out']
     if outs or arena_out or news or sized:
         b += ['\tif (err)', '\t\tgoto out;']
+    # On success only: an object CUDA would not destroy keeps its handle.
+    dels = [p for p in c.params if p.kind == 'handle' and
+            'destroy' in p.words]
+    if dels and not (outs or arena_out or news or sized):
+        b += ['\tif (err)', '\t\tgoto out;']
     for p in c.params:
         if p.kind == 'handle' and 'destroy' in p.words and p.handle.value:
             b.append('\txd_htab_del(&s->objects[%s],' % p.handle.enum)
             b.append('\t\t    xd_value_find(&s->objects[%s], a->%s));' %
                      (p.handle.enum, p.name))
+        elif p.kind == 'handle' and 'destroy' in p.words and p.nullable:
+            b += ['\tif (a->%s)' % p.name,
+                  '\t\txd_htab_del(&s->objects[%s], a->%s);' %
+                  (p.handle.enum, p.name)]
         elif p.kind == 'handle' and 'destroy' in p.words:
             b.append('\txd_htab_del(&s->objects[%s], a->%s);' %
                      (p.handle.enum, p.name))

@@ -412,9 +412,11 @@ int main(void)
 		SHOW(cudaMemcpy3D(&p));
 		p.extent = make_cudaExtent(64, 32, SIZE_MAX / 4);
 		SHOW(cudaMemcpy3D(&p));
-		p.extent = make_cudaExtent(64, 32, 17);
-		SHOW(cudaMemcpy3D(&p));
+		/* One slice past the array's end. */
 		p.extent = make_cudaExtent(64, 32, 16);
+		p.dstPos = make_cudaPos(0, 0, 1);
+		SHOW(cudaMemcpy3D(&p));
+		p.dstPos = make_cudaPos(0, 0, 0);
 		p.kind = (cudaMemcpyKind)9;
 		SHOW(cudaMemcpy3D(&p));
 		SHOW(cudaMemcpy3D(NULL));

@@ -355,10 +355,10 @@ static void xd_res_to_wire(struct xd_session *s,
 	}
 }
 
-int xd_op_create_texture_object(struct xd_session *s,
-				const struct xcuda_create_texture_object_args *a,
-				struct xcuda_create_texture_object_res *r,
-				struct xd_call *call)
+int xd_op_create_texture_object(
+	struct xd_session *s,
+	const struct xcuda_create_texture_object_args *a,
+	struct xcuda_create_texture_object_res *r, struct xd_call *call)
 {
 	struct cudaResourceViewDesc view;
 	struct cudaResourceDesc res;
@@ -392,10 +392,10 @@ int xd_op_create_texture_object(struct xd_session *s,
 	return 0;
 }
 
-int xd_op_create_surface_object(struct xd_session *s,
-				const struct xcuda_create_surface_object_args *a,
-				struct xcuda_create_surface_object_res *r,
-				struct xd_call *call)
+int xd_op_create_surface_object(
+	struct xd_session *s,
+	const struct xcuda_create_surface_object_args *a,
+	struct xcuda_create_surface_object_res *r, struct xd_call *call)
 {
 	struct cudaResourceDesc res;
 	cudaSurfaceObject_t obj = 0;

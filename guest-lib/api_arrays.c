@@ -59,7 +59,8 @@ enum xc_ac_side { XC_AC_NONE, XC_AC_DEV, XC_AC_ARENA, XC_AC_HOST };
 
 /* One copy as the program asked for it, on its way to the wire. */
 struct xc_ac {
-	struct xcuda_array_copy_args a;	/* src, dst: the guest's pointers */
+	/* src and dst: the guest's own pointers, until they travel */
+	struct xcuda_array_copy_args a;
 	cudaArray_const_t sarr;
 	cudaArray_t darr;
 	int async;
@@ -890,8 +891,9 @@ static cudaError_t xc_get_res(uint16_t op, struct cudaResourceDesc *out,
 	xc_res_t w;
 	cudaError_t err;
 
-	_Static_assert(sizeof(a) ==
-		       sizeof(struct xcuda_get_surface_object_resource_desc_args),
+	typedef struct xcuda_get_surface_object_resource_desc_args surf_t;
+
+	_Static_assert(sizeof(a) == sizeof(surf_t),
 		       "the two getters share their layout");
 	if (!out)
 		return xc_ret(cudaErrorInvalidValue);

@@ -22,8 +22,8 @@ static void info(const char *what, cudaArray_t a)
 	memset(&d, 0, sizeof(d));
 	memset(&e, 0, sizeof(e));
 	CK(cudaArrayGetInfo(&d, &e, &flags, a));
-	printf("%s: desc %d,%d,%d,%d kind %d extent %zu x %zu x %zu flags %#x\n",
-	       what, d.x, d.y, d.z, d.w, (int)d.f, e.width, e.height, e.depth,
+	printf("%s: desc %d,%d,%d,%d kind %d extent %zu x %zu x %zu "
+	       "flags %#x\n", what, d.x, d.y, d.z, d.w, (int)d.f, e.width, e.height, e.depth,
 	       flags);
 	cudaChannelFormatDesc g;
 	CK(cudaGetChannelDesc(&g, a));
@@ -100,8 +100,8 @@ int main(void)
 	cudaChannelFormatDesc u4 = cudaCreateChannelDesc<uchar4>();
 	cudaChannelFormatDesc f2 = cudaCreateChannelDesc<float2>();
 	cudaChannelFormatDesc f4 = cudaCreateChannelDesc<float4>();
-	cudaChannelFormatDesc s1 = cudaCreateChannelDesc(16, 0, 0, 0,
-							 cudaChannelFormatKindSigned);
+	cudaChannelFormatDesc s1 =
+		cudaCreateChannelDesc(16, 0, 0, 0, cudaChannelFormatKindSigned);
 	printf("cudaCreateChannelDesc(16,0,0,0,signed): %d,%d,%d,%d kind %d\n",
 	       s1.x, s1.y, s1.z, s1.w, (int)s1.f);
 	cudaArray_t a1, a2, a3, al, a2f, big, slab, a16;
@@ -205,9 +205,10 @@ int main(void)
 	unsigned char *t3 = (unsigned char *)malloc(n3);
 	unsigned char *u3 = (unsigned char *)malloc(n3);
 	REQUIRE(t3 && u3, "malloc 3D");
-	round_3d("3D float pageable", a3, e3, 4, t3, u3);
 	round_3d("layered uchar4", al, make_cudaExtent(128, 64, 4), 4, t3,
 		 u3);
+	/* Last: t3 keeps what the array holds, for the box below. */
+	round_3d("3D float pageable", a3, e3, 4, t3, u3);
 	/* A box from a host volume of 40 x 30 x 8 floats, at (3, 2, 1), to
 	 * (5, 4, 2) in the array: 20 x 10 x 5 elements. */
 	{
@@ -242,8 +243,9 @@ int main(void)
 					float want = before[i];
 					if (x >= 5 && x < 25 && y >= 4 &&
 					    y < 14 && z >= 2 && z < 7)
-						want = hv[((z - 1) * HY + y - 2) *
-							  HX + x - 2];
+						want = hv[((z - 1) * HY +
+							   y - 2) * HX +
+							  x - 2];
 					ok &= !memcmp(&all[i], &want, 4);
 				}
 		printf("3D box at positions: match=%d sum=%016llx\n", ok,
@@ -353,8 +355,8 @@ int main(void)
 	/* ---- mipmapped arrays ---- */
 	{
 		cudaMipmappedArray_t mm;
-		CK(cudaMallocMipmappedArray(&mm, &f1, make_cudaExtent(64, 64, 0),
-					    4));
+		CK(cudaMallocMipmappedArray(&mm, &f1,
+					    make_cudaExtent(64, 64, 0), 4));
 		for (unsigned int l = 0; l < 4; l++) {
 			cudaArray_t lv;
 			char name[32];

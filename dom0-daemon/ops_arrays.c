@@ -211,6 +211,22 @@ static int xd_copy_call(const struct xcuda_array_copy_args *a,
 }
 #pragma GCC diagnostic pop
 
+/*
+ * Whether a position plus the extent wraps on either side: no array is
+ * that large, and CUDA's own bounds checks must not see a wrapped end.
+ */
+static int xd_copy_wraps(const struct xcuda_array_copy_args *a)
+{
+	uint64_t end;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (__builtin_add_overflow(a->spos[i], a->extent[i], &end) ||
+		    __builtin_add_overflow(a->dpos[i], a->extent[i], &end))
+			return 1;
+	return 0;
+}
+
 /* Which sides of @fn are arrays: bit 0 the source, bit 1 the destination. */
 static int xd_copy_arrays(uint32_t fn)
 {
@@ -239,7 +255,7 @@ int xd_op_array_copy(struct xd_session *s,
 
 	(void)call;
 	if ((a->flags & ~XD_AC_FLAGS) || a->fn < XCUDA_AC_3D ||
-	    a->fn > XCUDA_AC_ARRAY_TO_ARRAY)
+	    a->fn > XCUDA_AC_ARRAY_TO_ARRAY || xd_copy_wraps(a))
 		return cudaErrorInvalidValue;
 	arrays = xd_copy_arrays(a->fn);
 	/* An array side is never the arena. */

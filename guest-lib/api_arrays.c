@@ -441,11 +441,11 @@ static cudaError_t xc_ac_run(struct xc_ac *c, cudaStream_t stream,
 	struct xcuda_array_copy_args *a = &c->a;
 	enum xc_ac_side ss = XC_AC_NONE, ds = XC_AC_NONE;
 	struct xc_rows sm = { 0 }, dm = { 0 };
-	uint64_t sspan = 0, dspan = 0, soff = 0, doff = 0, rb = 0, es;
+	uint64_t sspan = 0, dspan = 0, soff = 0, doff = 0, rb = 0, es, end;
 	const void *sp = (const void *)(uintptr_t)a->src;
 	void *dp = (void *)(uintptr_t)a->dst;
 	struct xc_session *s;
-	int hs, hd, arrays;
+	int hs, hd, arrays, i;
 	cudaError_t err;
 
 	err = xc_ready(&s);
@@ -462,6 +462,11 @@ static cudaError_t xc_ac_run(struct xc_ac *c, cudaStream_t stream,
 	    xc_handle_in(c->darr, &a->dst_array))
 		return xc_ret(cudaErrorInvalidResourceHandle);
 	arrays = xc_ac_arrays(c);
+	/* A position plus the extent that wraps names no array's part. */
+	for (i = 0; i < 3; i++)
+		if (__builtin_add_overflow(a->spos[i], a->extent[i], &end) ||
+		    __builtin_add_overflow(a->dpos[i], a->extent[i], &end))
+			return xc_ret(cudaErrorInvalidValue);
 	/* CUDA refuses a host pitch below the row. */
 	if ((a->fn == XCUDA_AC_2D_TO_ARRAY && a->extent[0] > a->spitch) ||
 	    (a->fn == XCUDA_AC_2D_FROM_ARRAY && a->extent[0] > a->dpitch))

@@ -206,6 +206,20 @@ static void test_copies(uint32_t arr)
 	ANSWER("3D box past the arena", SEND(&A, XCUDA_OP_ARRAY_COPY, c),
 	       cudaErrorInvalidValue);
 
+	/* An array position whose end wraps. */
+	memset(&c, 0, sizeof(c));
+	c.fn = XCUDA_AC_2D_ARRAY_TO_ARRAY;
+	c.src_array = c.dst_array = arr;
+	c.extent[0] = 16;
+	c.extent[1] = c.extent[2] = 1;
+	c.dpos[0] = UINT64_MAX - 3;
+	ANSWER("array offset plus width wraps",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.dpos[0] = 0;
+	c.spos[1] = UINT64_MAX;
+	ANSWER("array row plus height wraps",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+
 	/* Malformed calls. */
 	c = base;
 	c.extent[1] = 1;

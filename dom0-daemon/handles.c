@@ -148,3 +148,26 @@ int xd_object_add(struct xd_htab *t, void *ptr, int device, int borrowed,
 	e->borrowed = !!borrowed;
 	return 0;
 }
+
+uint32_t xd_object_handle(const struct xd_htab *t, const void *ptr)
+{
+	uint32_t h;
+
+	for (h = 0; ptr && (h = xd_htab_next(t, h));)
+		if (t->ent[h - XCUDA_HANDLE_FIRST].ptr == ptr)
+			return h;
+	return 0;
+}
+
+uint32_t xd_value_find(const struct xd_htab *t, uint64_t v)
+{
+	/* CUDA never hands out 0 as an object's value. */
+	return v ? xd_object_handle(t, (const void *)(uintptr_t)v) : 0;
+}
+
+int xd_value_add(struct xd_htab *t, uint64_t v, int device)
+{
+	uint32_t h;
+
+	return xd_object_add(t, (void *)(uintptr_t)v, device, 0, &h);
+}

@@ -64,4 +64,15 @@ void *xd_object_get(struct xd_htab *t, uint32_t h);
 int xd_object_add(struct xd_htab *t, void *ptr, int device, int borrowed,
 		  uint32_t *h);
 
+/* The handle of @t that names @ptr, or 0 (a linear search). */
+uint32_t xd_object_handle(const struct xd_htab *t, const void *ptr);
+/*
+ * Kinds whose objects are 64-bit values the guest holds as CUDA gave them
+ * (texture and surface objects): the handle of @t that holds @v, or 0
+ * when @v is not the session's; and @v added as the session's, 0 or
+ * cudaErrorMemoryAllocation.
+ */
+uint32_t xd_value_find(const struct xd_htab *t, uint64_t v);
+int xd_value_add(struct xd_htab *t, uint64_t v, int device);
+
 #endif /* XCUDAD_HANDLES_H */

@@ -83,6 +83,7 @@ uint64_t xd_span_2d(uint64_t pitch, uint64_t width, uint64_t height, int *ok);
 int xd_launch_argv(struct xd_session *s, uint32_t func, const uint8_t *src,
 		   uint32_t len, cudaKernel_t *k);
 /* The same from a LAUNCH layout (inline or extent), and its stream. */
+struct xcuda_launch_args;
 int xd_launch_fixed(struct xd_session *s, const struct xcuda_launch_args *a,
 		    struct xd_call *call, cudaKernel_t *k, cudaStream_t *st);
 

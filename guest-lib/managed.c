@@ -267,6 +267,10 @@ static int xc_mg_accesses(const struct xcuda_request *req,
 	case XCUDA_OP_LAUNCH_COOPERATIVE:
 	case XCUDA_OP_LAUNCH_EX:
 	case XCUDA_OP_GRAPH_LAUNCH:
+	/* Array and 3D copies and memsets: any managed memory, to be safe. */
+	case XCUDA_OP_ARRAY_COPY:
+	case XCUDA_OP_MEMSET_3D:
+	case XCUDA_OP_MEMSET_3D_ASYNC:
 	case XCUDA_OP_MEMCPY_PEER:
 	case XCUDA_OP_MEMCPY_PEER_ASYNC:
 		return -1;

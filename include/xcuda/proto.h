@@ -161,6 +161,20 @@ enum xcuda_copy_dir {
  * answer arrives: the worker answers only once the copy has completed.
  */
 #define XCUDA_COPY_STAGED	(1u << 1)
+/* ARRAY_COPY: a pointer side is an arena offset, not a device address. */
+#define XCUDA_COPY_SRC_ARENA	(1u << 2)
+#define XCUDA_COPY_DST_ARENA	(1u << 3)
+
+/* ARRAY_COPY: the CUDA call the worker makes. */
+enum xcuda_array_copy_fn {
+	XCUDA_AC_3D = 1,		/* cudaMemcpy3D(Async) */
+	XCUDA_AC_2D_TO_ARRAY = 2,	/* cudaMemcpy2DToArray(Async) */
+	XCUDA_AC_2D_FROM_ARRAY = 3,	/* cudaMemcpy2DFromArray(Async) */
+	XCUDA_AC_2D_ARRAY_TO_ARRAY = 4,	/* cudaMemcpy2DArrayToArray */
+	XCUDA_AC_TO_ARRAY = 5,		/* cudaMemcpyToArray(Async) */
+	XCUDA_AC_FROM_ARRAY = 6,	/* cudaMemcpyFromArray(Async) */
+	XCUDA_AC_ARRAY_TO_ARRAY = 7,	/* cudaMemcpyArrayToArray */
+};
 
 /*
  * Fatbinaries travel in pieces of at most the data extent: MODULE_DATA

@@ -142,6 +142,73 @@ call A 5
 	entry cudaDeviceGetLimit cudaDeviceSetLimit
 	param pValue out
 	| a'
+refuses handle-unknown-word 'handle KIND CTYPE destroy=FUNCTION' \
+	'handle array cudaArray_t destroy=cudaFreeArray sideways'
+refuses handle-bad-order 'handle KIND CTYPE destroy=FUNCTION' \
+	'handle array cudaArray_t destroy=cudaFreeArray order=soon'
+refuses handle-value-alias 'a value handle has no alias' \
+	'handle tex cudaTextureObject_t destroy=f alias=cudaArray_t value'
+refuses handle-alias-twice 'is declared twice' \
+	'handle array cudaArray_t destroy=cudaFreeArray alias=cudaArray_const_t
+handle carray cudaArray_const_t destroy=cudaFreeArray'
+refuses value-handle-nullable 'travels like any other' \
+	'header cuda_runtime_api.h
+handle tex cudaTextureObject_t destroy=cudaDestroyTextureObject value
+call A 5
+	entry cudaDestroyTextureObject
+	param texObject destroy nullable
+	| a'
+refuses value-handle-borrowed 'never borrowed' 'header cuda_runtime_api.h
+handle surf cudaSurfaceObject_t destroy=cudaDestroySurfaceObject value
+call A 5
+	entry cudaCreateSurfaceObject
+	param pSurfObject out borrowed
+	param pResDesc in
+	| a'
+refuses struct-by-value-out 'is passed by value' 'header cuda_runtime_api.h
+call A 5
+	entry cudaMemset3D
+	param extent out
+	| a'
+
+# A structure by value travels as it is; a value handle as its value.
+cat >"$tmp/value.calls" <<'SPEC'
+header cuda_runtime_api.h
+handle tex cudaTextureObject_t destroy=cudaDestroyTextureObject value
+handle array cudaArray_t destroy=cudaFreeArray alias=cudaArray_const_t
+call MEMSET_3D 5
+	entry cudaMemset3D
+	| a
+call DESTROY_TEX 6
+	entry cudaDestroyTextureObject
+	param texObject destroy
+	| b
+call GET_CHANNEL_DESC 7
+	entry cudaGetChannelDesc
+	param desc out
+	| c
+SPEC
+"$PYTHON" tools/gen-calls.py code --out "$tmp/out-value" \
+	--cuda-include "$CUDA_HOME/include" "$tmp/value.calls" >/dev/null 2>&1
+gh=$tmp/out-value/include/xcuda/calls.h
+gw=$tmp/out-value/dom0-daemon/dispatch.c
+if grep -q 'struct cudaExtent extent;' "$gh" &&
+	grep -q 'struct cudaPitchedPtr pitchedDevPtr;' "$gh" &&
+	grep -q 'uint64_t texObject;' "$gh" &&
+	grep -q 'xd_value_find(&s->objects\[XD_H_TEX\], a->texObject)' "$gw" &&
+	grep -q 'cudaArray_const_t array = NULL;' "$gw" &&
+	grep -q '(cudaTextureObject_t)(uintptr_t)e->ptr' "$gw"; then
+	ok "value-structs-and-handles"
+else
+	ko "value-structs-and-handles" "unexpected generated code in $tmp/out-value"
+fi
+# The worker side compiles (the guest's needs the protocol's own calls).
+if "$CC" -I"$tmp/out-value/include" "${cflags[@]}" -Idom0-daemon -c "$gw" \
+	2>"$tmp/value.err"; then
+	ok "value-worker-compiles"
+else
+	ko "value-worker-compiles" "$(cat "$tmp/value.err")"
+fi
 
 # The stamp: a second run with the same inputs writes nothing.
 spec=(spec/*.calls)

@@ -26,6 +26,13 @@ def param_meaning(p):
     if p.kind == 'devptr':
         return 'the device address `%s`%s' % (
             p.name, ' answered' if p.dir == 'out' else '')
+    if p.kind == 'value':
+        return '`%s %s`, by value' % (p.ctype, p.name)
+    if p.kind in ('handle', 'newhandle') and p.handle.value:
+        return 'the %s `%s`%s: CUDA\'s own value, which the worker ' \
+            'knows as the session\'s' % (
+                p.handle.kind, p.name,
+                ' answered' if p.kind == 'newhandle' else '')
     if p.kind == 'handle':
         return 'the %s `%s`: a handle' % (p.handle.kind, p.name)
     if p.kind == 'newhandle':

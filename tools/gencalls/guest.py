@@ -70,8 +70,11 @@ def guest_body(c):
                   '\t\treturn xc_ret(cudaErrorInvalidValue);']
     for p in c.params:
         f = p.name
-        if p.kind == 'scalar':
+        if p.kind in ('scalar', 'value'):
             b.append('\ta.%s = %s;' % (f, p.name))
+        elif p.kind == 'handle' and p.handle.value:
+            # The guest holds CUDA's own value: it travels as it is.
+            b.append('\ta.%s = (uint64_t)%s;' % (f, p.name))
         elif p.kind == 'devptr' and p.dir == 'in':
             b.append('\ta.%s = (uintptr_t)%s;' % (f, p.name))
         elif p.kind == 'stream':
@@ -131,13 +134,16 @@ def guest_body(c):
     if outs:
         b += ['\tif (err)', '\t\treturn err;']
         for p in outs:
-            if p.kind == 'newhandle':
+            if p.kind == 'newhandle' and not p.handle.value:
                 # What the peer calls a handle must look like one.
                 b += ['\tif (r.%s < XCUDA_HANDLE_FIRST)' % p.name,
                       '\t\treturn xc_ret(cudaErrorUnknown);']
         for p in outs:
             pt = re.sub(r'^const\s+', '', p.canon.pointee.spelling)
-            if p.kind == 'newhandle':
+            if p.kind == 'newhandle' and p.handle.value:
+                set_ = '\t*%s = (%s)r.%s;' % (p.name, p.handle.ctype,
+                                              p.name)
+            elif p.kind == 'newhandle':
                 set_ = '\t*%s = (%s)(uintptr_t)r.%s;' % (
                     p.name, p.handle.ctype, p.name)
             elif p.kind == 'sized':

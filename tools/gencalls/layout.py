@@ -51,6 +51,9 @@ def classify(call, p, handles):
             fail('%s: %s is a handle: only "destroy" and "nullable" '
                  'apply' % (where, p.name))
         p.kind, p.handle = 'handle', handles[p.ctype]
+        if p.handle.value and 'nullable' in p.words:
+            fail('%s: %s is a value: 0 travels like any other' %
+                 (where, p.name))
         return
     target = re.sub(r'\s*\*$', '', p.ctype)
     if target in handles:
@@ -58,6 +61,9 @@ def classify(call, p, handles):
             fail('%s: %s returns a handle: "out", and "borrowed" for an '
                  'object the session does not own' % (where, p.name))
         p.kind, p.handle, p.dir = 'newhandle', handles[target], 'out'
+        if p.handle.value and 'borrowed' in p.words:
+            fail('%s: %s: a value handle is never borrowed' %
+                 (where, p.name))
         return
     if 'destroy' in p.words or 'borrowed' in p.words:
         fail('%s: %s is no handle (declare its type with "handle")' %
@@ -66,7 +72,8 @@ def classify(call, p, handles):
         if p.words - {'in'}:
             fail('%s: %s is passed by value: only "in" applies' %
                  (where, p.name))
-        p.kind = 'scalar'
+        # A structure by value (cudaExtent) travels as it is.
+        p.kind = 'value' if ct.record else 'scalar'
         return
     if p.ctype in ('cudaStream_t', 'cudaEvent_t'):
         if p.words - {'in'}:
@@ -197,6 +204,15 @@ def resolve(call, protos, headers, handles):
         if p.kind == 'scalar':
             t, s = wire_scalar(p.canon, where)
             args.append(Field(p.name, t, s, s, doc=p.ctype, param=p))
+        elif p.kind == 'value':
+            t = re.sub(r'^const\s+', '', p.canon.spelling)
+            args.append(Field(p.name, t, p.canon.size, p.canon.align,
+                              doc=t, param=p))
+        elif p.kind in ('handle', 'newhandle') and p.handle.value:
+            # The object's own 64-bit value, not a table's index.
+            (args if p.kind == 'handle' else res).append(
+                Field(p.name, 'uint64_t', 8, 8,
+                      doc='%s value' % p.handle.kind, param=p))
         elif p.kind in ('stream', 'event', 'func', 'handle'):
             args.append(Field(p.name, 'uint32_t', 4, 4,
                               doc='%s handle' % p.kind, param=p))

@@ -145,12 +145,15 @@ class HandleKind:
     table: its C type, how the worker destroys what a session leaves, and
     when (lower orders first)."""
 
-    def __init__(self, kind, ctype, destroy, order, where):
+    def __init__(self, kind, ctype, destroy, order, where, value=False):
         self.kind = kind
         self.ctype = ctype
         self.destroy = destroy
         self.order = order
         self.where = where
+        # value: the object is a 64-bit value the guest holds as CUDA
+        # gave it (kernels read it); the table only says whose it is.
+        self.value = value
 
     @property
     def enum(self):
@@ -196,21 +199,33 @@ def parse_fields(text, where):
     return fields
 
 
+HANDLE_USAGE = 'handle KIND CTYPE destroy=FUNCTION [order=N] ' \
+    '[alias=CTYPE] [value]'
+
+
 def parse_handle(words, where, spec):
-    """handle KIND CTYPE destroy=FUNCTION [order=N]"""
+    """handle KIND CTYPE destroy=FUNCTION [order=N] [alias=CTYPE] [value]"""
     opts = dict(w.split('=', 1) for w in words[3:] if '=' in w)
+    plain = [w for w in words[3:] if '=' not in w]
     if len(words) < 4 or not re.fullmatch(r'[a-z][a-z0-9]*', words[1]) or \
-            set(opts) - {'destroy', 'order'} or 'destroy' not in opts or \
-            len(opts) != len(words) - 3:
-        fail('%s: handle KIND CTYPE destroy=FUNCTION [order=N]' % where)
+            set(opts) - {'destroy', 'order', 'alias'} or \
+            'destroy' not in opts or set(plain) - {'value'} or \
+            len(opts) + len(plain) != len(words) - 3 or \
+            not re.fullmatch(r'\d+', opts.get('order', '0')):
+        fail('%s: %s' % (where, HANDLE_USAGE))
+    value = 'value' in plain
+    if value and 'alias' in opts:
+        fail('%s: a value handle has no alias' % where)
     taken = [h.kind for h in spec.handles.values()] + \
         ['stream', 'event', 'module', 'func']
-    if words[2] in spec.handles or words[1] in taken:
+    ctypes = [words[2]] + ([opts['alias']] if 'alias' in opts else [])
+    if any(t in spec.handles for t in ctypes) or words[1] in taken:
         fail('%s: handle %s %s is declared twice' %
              (where, words[1], words[2]))
-    spec.handles[words[2]] = HandleKind(
-        words[1], words[2], opts['destroy'], int(opts.get('order', 50)),
-        where)
+    h = HandleKind(words[1], words[2], opts['destroy'],
+                   int(opts.get('order', 50)), where, value)
+    for t in ctypes:
+        spec.handles[t] = h
 
 
 def parse_spec(path, spec):

@@ -7,6 +7,10 @@ from .cgen import WIDTH, preamble, struct_name, typed_params, width
 from .spec import ARENA_KINDS
 
 
+# What a value handle the session was not given answers.
+VALUE_UNKNOWN = 'cudaErrorInvalidValue'
+
+
 HANDLERS_H = ('Prototypes of the hand-written command handlers. Each takes '
               "its own command's argument and result structures: a handler "
               "whose structures are another command's does not compile.")
@@ -19,7 +23,8 @@ DISPATCH_C = ("The worker's dispatch: each command's arguments are copied "
 
 def object_kinds(spec):
     """The declared handle kinds, in the order the session destroys them."""
-    return sorted(spec.handles.values(), key=lambda h: (h.order, h.kind))
+    kinds = {h.kind: h for h in spec.handles.values()}
+    return sorted(kinds.values(), key=lambda h: (h.order, h.kind))
 
 
 def emit_objects(spec):
@@ -36,7 +41,9 @@ def emit_objects(spec):
         o += ['\tfor (h = 0; (h = xd_htab_next(%s, h));) {' % t,
               '\t\te = xd_htab_get(%s, h);' % t,
               '\t\tif (!e->borrowed)',
-              '\t\t\t%s((%s)e->ptr);' % (k.destroy, k.ctype), '\t}',
+              '\t\t\t%s((%s)%se->ptr);' % (
+                  k.destroy, k.ctype, '(uintptr_t)' if k.value else ''),
+              '\t}',
               '\txd_htab_free(%s);' % t]
     o += ['}', '', 'XD_SESSION_HOOKS(objects, 15, NULL, xd_objects_fini);',
           '', '/* A device reset destroyed the device\'s objects. */',
@@ -92,7 +99,12 @@ def worker_body(c):
             d.append('\tcudaKernel_t %s;' % p.name)
         elif p.kind in ARENA_KINDS:
             d.append('\tuint8_t *%s = NULL;' % p.name)
-        elif p.kind in ('handle', 'newhandle'):
+        elif p.kind in ('handle', 'newhandle') and p.handle.value:
+            d.append('\t%s %s = 0;' % (p.handle.ctype, p.name))
+        elif p.kind == 'handle':
+            # The parameter's own spelling: a const alias stays const.
+            d.append('\t%s %s = NULL;' % (p.ctype, p.name))
+        elif p.kind == 'newhandle':
             d.append('\t%s %s = NULL;' % (p.handle.ctype, p.name))
         elif p.kind == 'devptr' and p.dir == 'out':
             d.append('\tvoid *%s = NULL;' % p.name)
@@ -146,13 +158,26 @@ def worker_body(c):
         if p.kind == 'stream':
             b += ['\terr = xd_stream_lookup(&s->streams, a->%s, &%s);' %
                   (p.name, p.name), '\tif (err)', '\t\tgoto out;']
+        elif p.kind == 'handle' and p.handle.value:
+            # Only a value this session was given names an object.
+            b += ['\tif (!xd_value_find(&s->objects[%s], a->%s)) {' %
+                  (p.handle.enum, p.name),
+                  '\t\terr = %s;' % VALUE_UNKNOWN,
+                  '\t\tgoto out;', '\t}',
+                  '\t%s = (%s)a->%s;' % (p.name, p.handle.ctype, p.name)]
         elif p.kind in ('event', 'handle'):
             table = '&s->events' if p.kind == 'event' else \
                 '&s->objects[%s]' % p.handle.enum
-            b += ['\t%s = xd_object_get(%s, a->%s);' % (p.name, table, p.name),
-                  '\tif (!%s) {' % p.name,
-                  '\t\terr = cudaErrorInvalidResourceHandle;',
-                  '\t\tgoto out;', '\t}']
+            get = ['\t%s = xd_object_get(%s, a->%s);' % (p.name, table,
+                                                          p.name),
+                   '\tif (!%s) {' % p.name,
+                   '\t\terr = cudaErrorInvalidResourceHandle;',
+                   '\t\tgoto out;', '\t}']
+            if p.nullable:
+                # NULL (0) reaches CUDA as NULL.
+                get = ['\tif (a->%s) {' % p.name] + \
+                    ['\t' + x for x in get] + ['\t}']
+            b += get
         elif p.kind == 'func':
             b += ['\terr = xd_kernel_lookup(s, a->%s, &%s);' %
                   (p.name, p.name), '\tif (err)', '\t\tgoto out;']
@@ -165,6 +190,8 @@ def worker_body(c):
     for p in c.params:
         if p.kind == 'scalar':
             cargs.append('(%s)a->%s' % (p.ctype, p.name))
+        elif p.kind == 'value':
+            cargs.append('a->%s' % p.name)
         elif p.kind in ('stream', 'event'):
             cargs.append(p.name)
         elif p.kind == 'func':
@@ -202,11 +229,31 @@ def worker_body(c):
              p.dir == 'out']
     if outs or arena_out or news or sized:
         b += ['\tif (err)', '\t\tgoto out;']
+    # On success only: an object CUDA would not destroy keeps its handle.
+    dels = [p for p in c.params if p.kind == 'handle' and
+            'destroy' in p.words]
+    if dels and not (outs or arena_out or news or sized):
+        b += ['\tif (err)', '\t\tgoto out;']
     for p in c.params:
-        if p.kind == 'handle' and 'destroy' in p.words:
+        if p.kind == 'handle' and 'destroy' in p.words and p.handle.value:
+            b.append('\txd_htab_del(&s->objects[%s],' % p.handle.enum)
+            b.append('\t\t    xd_value_find(&s->objects[%s], a->%s));' %
+                     (p.handle.enum, p.name))
+        elif p.kind == 'handle' and 'destroy' in p.words and p.nullable:
+            b += ['\tif (a->%s)' % p.name,
+                  '\t\txd_htab_del(&s->objects[%s], a->%s);' %
+                  (p.handle.enum, p.name)]
+        elif p.kind == 'handle' and 'destroy' in p.words:
             b.append('\txd_htab_del(&s->objects[%s], a->%s);' %
                      (p.handle.enum, p.name))
     for p in news:
+        if p.handle.value:
+            # The guest gets CUDA's value; the table says it is ours.
+            b += ['\terr = xd_value_add(&s->objects[%s], %s, s->device);' %
+                  (p.handle.enum, p.name),
+                  '\tif (err)', '\t\t%s(%s);' % (p.handle.destroy, p.name),
+                  '\telse', '\t\tr->%s = %s;' % (p.name, p.name)]
+            continue
         # A table too full for what CUDA made: the object goes again.
         b += ['\terr = xd_object_add(&s->objects[%s], %s, s->device, %d, '
               '&r->%s);' % (p.handle.enum, p.name,

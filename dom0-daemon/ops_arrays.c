@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The hand-written worker side of arrays, textures and surfaces:
+ *
+ * ARRAY_COPY    every copy that names an array, and cudaMemcpy3D.  Array
+ *               handles come from the session's tables; a pointer side
+ *               flagged as arena is an offset whose every touched byte
+ *               must lie in the arena (the span is computed without
+ *               wrapping, or the copy is refused).
+ * CREATE_TEXTURE_OBJECT, CREATE_SURFACE_OBJECT
+ *               the resource descriptor comes field by field, arrays as
+ *               handles; the object's value goes back and into the
+ *               session's table.
+ * GET_{TEXTURE,SURFACE}_OBJECT_RESOURCE_DESC
+ *               the descriptor CUDA answers, its arrays turned back into
+ *               the session's handles.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+#define XD_AC_FLAGS	(XCUDA_COPY_ASYNC | XCUDA_COPY_STAGED | \
+			 XCUDA_COPY_SRC_ARENA | XCUDA_COPY_DST_ARENA)
+
+/* a * b + c without wrapping; 0 when it would wrap. */
+static int xd_muladd(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
+{
+	uint64_t m;
+
+	if (__builtin_mul_overflow(a, b, &m) ||
+	    __builtin_add_overflow(m, c, out))
+		return 0;
+	return 1;
+}
+
+/*
+ * The bytes from a pitched pointer's start that a copy touches: rows of
+ * @wb bytes from @pos (x in bytes), @pitch apart, @ysize rows a slice,
+ * @ext[1] rows of @ext[2] slices.  0 with *ok set for an empty copy.
+ */
+static uint64_t xd_span_3d(uint64_t pitch, uint64_t ysize,
+			   const uint64_t pos[3], uint64_t wb,
+			   const uint64_t ext[3], int *ok)
+{
+	uint64_t slice, last, span;
+
+	*ok = 1;
+	if (!wb || !ext[1] || !ext[2])
+		return 0;
+	*ok = 0;
+	if (!xd_muladd(pitch, ysize, 0, &slice) ||
+	    !xd_muladd(pos[2], 1, ext[2] - 1, &last) ||
+	    !xd_muladd(last, slice, 0, &span) ||
+	    !xd_muladd(pos[1], 1, ext[1] - 1, &last) ||
+	    !xd_muladd(last, pitch, span, &span) ||
+	    !xd_muladd(pos[0], 1, wb, &last) ||
+	    __builtin_add_overflow(span, last, &span))
+		return 0;
+	*ok = 1;
+	return span;
+}
+
+/* Bytes an element of @arr takes; 0 for formats without one. */
+static uint64_t xd_elem_size(cudaArray_const_t arr)
+{
+	struct cudaChannelFormatDesc d;
+
+	if (cudaArrayGetInfo(&d, NULL, NULL, (cudaArray_t)arr))
+		return 0;
+	if (d.x < 0 || d.y < 0 || d.z < 0 || d.w < 0)
+		return 0;
+	return ((uint64_t)d.x + d.y + d.z + d.w) / 8;
+}
+
+/* Resolves an array handle; 0 stands for none (NULL). */
+static int xd_array_arg(struct xd_session *s, uint32_t h, cudaArray_t *arr)
+{
+	*arr = NULL;
+	if (!h)
+		return 0;
+	*arr = xd_object_get(&s->objects[XD_H_ARRAY], h);
+	return *arr ? 0 : cudaErrorInvalidResourceHandle;
+}
+
+/*
+ * The host span of the pointer side of @a that is @src's (or the
+ * destination's), as the call @a->fn reads it.
+ */
+static int xd_copy_span(const struct xcuda_array_copy_args *a, int src,
+			cudaArray_const_t other, uint64_t *span)
+{
+	uint64_t pitch = src ? a->spitch : a->dpitch, es = 1, wb;
+	const uint64_t *pos = src ? a->spos : a->dpos;
+	uint64_t one[3] = { 0, 0, 0 };
+	int ok = 1;
+
+	switch (a->fn) {
+	case XCUDA_AC_3D:
+		if (other) {
+			es = xd_elem_size(other);
+			if (!es)
+				return cudaErrorInvalidValue;
+		}
+		if (!xd_muladd(a->extent[0], es, 0, &wb))
+			return cudaErrorInvalidValue;
+		*span = xd_span_3d(pitch, src ? a->sysize : a->dysize, pos,
+				   wb, a->extent, &ok);
+		break;
+	case XCUDA_AC_2D_TO_ARRAY:
+	case XCUDA_AC_2D_FROM_ARRAY:
+		/* CUDA refuses a pitch below the width; the span is exact. */
+		*span = xd_span_3d(pitch, 0, one, a->extent[0],
+				   (uint64_t[3]){ 0, a->extent[1], 1 }, &ok);
+		break;
+	case XCUDA_AC_TO_ARRAY:
+	case XCUDA_AC_FROM_ARRAY:
+		*span = a->extent[0];
+		break;
+	default:
+		return cudaErrorInvalidValue;
+	}
+	return ok ? 0 : cudaErrorInvalidValue;
+}
+
+/* A pointer side: an arena offset checked and made a pointer, or as is. */
+static int xd_copy_ptr(struct xd_session *s,
+		       const struct xcuda_array_copy_args *a, int src,
+		       cudaArray_const_t other, void **p)
+{
+	uint64_t off = src ? a->src : a->dst, span = 0;
+	int err;
+
+	if (!(a->flags & (src ? XCUDA_COPY_SRC_ARENA : XCUDA_COPY_DST_ARENA))) {
+		*p = (void *)(uintptr_t)off;
+		return 0;
+	}
+	err = xd_copy_span(a, src, other, &span);
+	if (err)
+		return err;
+	if (!xcuda_extent_ok(off, span, s->chan->arena_size))
+		return cudaErrorInvalidValue;
+	*p = s->chan->arena + off;
+	return 0;
+}
+
+static int xd_copy_3d(const struct xcuda_array_copy_args *a,
+		      cudaArray_t sa, void *sp, cudaArray_t da, void *dp,
+		      int async, cudaStream_t st)
+{
+	struct cudaMemcpy3DParms p;
+
+	memset(&p, 0, sizeof(p));
+	p.srcArray = sa;
+	p.srcPtr = (struct cudaPitchedPtr){ sp, a->spitch, a->sxsize,
+					    a->sysize };
+	p.srcPos = (struct cudaPos){ a->spos[0], a->spos[1], a->spos[2] };
+	p.dstArray = da;
+	p.dstPtr = (struct cudaPitchedPtr){ dp, a->dpitch, a->dxsize,
+					    a->dysize };
+	p.dstPos = (struct cudaPos){ a->dpos[0], a->dpos[1], a->dpos[2] };
+	p.extent = (struct cudaExtent){ a->extent[0], a->extent[1],
+					a->extent[2] };
+	p.kind = (enum cudaMemcpyKind)a->kind;
+	return async ? cudaMemcpy3DAsync(&p, st) : cudaMemcpy3D(&p);
+}
+
+/* The deprecated 1D array copies are still CUDA's: call them as they are. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static int xd_copy_call(const struct xcuda_array_copy_args *a,
+			cudaArray_t sa, void *sp, cudaArray_t da, void *dp,
+			int async, cudaStream_t st)
+{
+	enum cudaMemcpyKind k = (enum cudaMemcpyKind)a->kind;
+	const uint64_t *e = a->extent, *so = a->spos, *dO = a->dpos;
+
+	switch (a->fn) {
+	case XCUDA_AC_3D:
+		return xd_copy_3d(a, sa, sp, da, dp, async, st);
+	case XCUDA_AC_2D_TO_ARRAY:
+		return async ?
+			cudaMemcpy2DToArrayAsync(da, dO[0], dO[1], sp,
+						 a->spitch, e[0], e[1], k, st) :
+			cudaMemcpy2DToArray(da, dO[0], dO[1], sp, a->spitch,
+					    e[0], e[1], k);
+	case XCUDA_AC_2D_FROM_ARRAY:
+		return async ?
+			cudaMemcpy2DFromArrayAsync(dp, a->dpitch, sa, so[0],
+						   so[1], e[0], e[1], k, st) :
+			cudaMemcpy2DFromArray(dp, a->dpitch, sa, so[0], so[1],
+					      e[0], e[1], k);
+	case XCUDA_AC_2D_ARRAY_TO_ARRAY:
+		return cudaMemcpy2DArrayToArray(da, dO[0], dO[1], sa, so[0],
+						so[1], e[0], e[1], k);
+	case XCUDA_AC_TO_ARRAY:
+		return async ?
+			cudaMemcpyToArrayAsync(da, dO[0], dO[1], sp, e[0], k,
+					       st) :
+			cudaMemcpyToArray(da, dO[0], dO[1], sp, e[0], k);
+	case XCUDA_AC_FROM_ARRAY:
+		return async ?
+			cudaMemcpyFromArrayAsync(dp, sa, so[0], so[1], e[0], k,
+						 st) :
+			cudaMemcpyFromArray(dp, sa, so[0], so[1], e[0], k);
+	case XCUDA_AC_ARRAY_TO_ARRAY:
+		return cudaMemcpyArrayToArray(da, dO[0], dO[1], sa, so[0],
+					      so[1], e[0], k);
+	}
+	return cudaErrorInvalidValue;
+}
+#pragma GCC diagnostic pop
+
+/*
+ * Whether a position plus the extent wraps on either side: no array is
+ * that large, and CUDA's own bounds checks must not see a wrapped end.
+ */
+static int xd_copy_wraps(const struct xcuda_array_copy_args *a)
+{
+	uint64_t end;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (__builtin_add_overflow(a->spos[i], a->extent[i], &end) ||
+		    __builtin_add_overflow(a->dpos[i], a->extent[i], &end))
+			return 1;
+	return 0;
+}
+
+/* Which sides of @fn are arrays: bit 0 the source, bit 1 the destination. */
+static int xd_copy_arrays(uint32_t fn)
+{
+	switch (fn) {
+	case XCUDA_AC_2D_TO_ARRAY:
+	case XCUDA_AC_TO_ARRAY:
+		return 2;
+	case XCUDA_AC_2D_FROM_ARRAY:
+	case XCUDA_AC_FROM_ARRAY:
+		return 1;
+	case XCUDA_AC_2D_ARRAY_TO_ARRAY:
+	case XCUDA_AC_ARRAY_TO_ARRAY:
+		return 3;
+	}
+	return 0;
+}
+
+int xd_op_array_copy(struct xd_session *s,
+		     const struct xcuda_array_copy_args *a,
+		     struct xd_call *call)
+{
+	int async = !!(a->flags & XCUDA_COPY_ASYNC), arrays, err;
+	cudaArray_t sa, da;
+	void *sp = NULL, *dp = NULL;
+	cudaStream_t st = NULL;
+
+	(void)call;
+	if ((a->flags & ~XD_AC_FLAGS) || a->fn < XCUDA_AC_3D ||
+	    a->fn > XCUDA_AC_ARRAY_TO_ARRAY || xd_copy_wraps(a))
+		return cudaErrorInvalidValue;
+	arrays = xd_copy_arrays(a->fn);
+	/* An array side is never the arena. */
+	if (((arrays & 1) && (a->flags & XCUDA_COPY_SRC_ARENA)) ||
+	    ((arrays & 2) && (a->flags & XCUDA_COPY_DST_ARENA)))
+		return cudaErrorInvalidValue;
+	err = xd_array_arg(s, a->src_array, &sa);
+	if (!err)
+		err = xd_array_arg(s, a->dst_array, &da);
+	if (err)
+		return err;
+	/* A 3D copy's arena side may not be an array too. */
+	if ((sa && (a->flags & XCUDA_COPY_SRC_ARENA)) ||
+	    (da && (a->flags & XCUDA_COPY_DST_ARENA)))
+		return cudaErrorInvalidValue;
+	if (!(arrays & 1))
+		err = xd_copy_ptr(s, a, 1, da, &sp);
+	if (!err && !(arrays & 2))
+		err = xd_copy_ptr(s, a, 0, sa, &dp);
+	if (!err && async)
+		err = xd_stream_lookup(&s->streams, a->stream, &st);
+	if (err)
+		return err;
+	err = xd_copy_call(a, sa, sp, da, dp, async, st);
+	if (!err && async && (a->flags & XCUDA_COPY_STAGED))
+		err = cudaStreamSynchronize(st);
+	return err;
+}
+
+/* ---- resource descriptors ---- */
+
+/* The wire's descriptor: CREATE_SURFACE_OBJECT's arguments. */
+typedef struct xcuda_create_surface_object_args xd_res_t;
+
+_Static_assert(sizeof(xd_res_t) == 72, "resource descriptor");
+_Static_assert(offsetof(struct xcuda_create_texture_object_args, tex) ==
+	       sizeof(xd_res_t), "texture arguments start with a resource");
+
+static int xd_res_from_wire(struct xd_session *s, const xd_res_t *w,
+			    struct cudaResourceDesc *r)
+{
+	struct cudaChannelFormatDesc f = {
+		w->fmt[0], w->fmt[1], w->fmt[2], w->fmt[3],
+		(enum cudaChannelFormatKind)w->fmt[4]
+	};
+
+	memset(r, 0, sizeof(*r));
+	r->resType = (enum cudaResourceType)w->res_type;
+	r->flags = w->res_flags;
+	switch (w->res_type) {
+	case cudaResourceTypeArray:
+		r->res.array.array = xd_object_get(&s->objects[XD_H_ARRAY],
+						   w->array);
+		return r->res.array.array ? 0 :
+			cudaErrorInvalidResourceHandle;
+	case cudaResourceTypeMipmappedArray:
+		r->res.mipmap.mipmap = xd_object_get(&s->objects[XD_H_MIPMAP],
+						     w->array);
+		return r->res.mipmap.mipmap ? 0 :
+			cudaErrorInvalidResourceHandle;
+	case cudaResourceTypeLinear:
+		r->res.linear.devPtr = (void *)(uintptr_t)w->devptr;
+		r->res.linear.desc = f;
+		r->res.linear.sizeInBytes = w->size;
+		return 0;
+	case cudaResourceTypePitch2D:
+		r->res.pitch2D.devPtr = (void *)(uintptr_t)w->devptr;
+		r->res.pitch2D.desc = f;
+		r->res.pitch2D.width = w->width;
+		r->res.pitch2D.height = w->height;
+		r->res.pitch2D.pitchInBytes = w->pitch;
+		return 0;
+	}
+	return cudaErrorInvalidValue;
+}
+
+static void xd_res_to_wire(struct xd_session *s,
+			   const struct cudaResourceDesc *r, xd_res_t *w)
+{
+	const struct cudaChannelFormatDesc *f = NULL;
+
+	memset(w, 0, sizeof(*w));
+	w->res_type = r->resType;
+	w->res_flags = r->flags;
+	switch (r->resType) {
+	case cudaResourceTypeArray:
+		w->array = xd_object_handle(&s->objects[XD_H_ARRAY],
+					    r->res.array.array);
+		break;
+	case cudaResourceTypeMipmappedArray:
+		w->array = xd_object_handle(&s->objects[XD_H_MIPMAP],
+					    r->res.mipmap.mipmap);
+		break;
+	case cudaResourceTypeLinear:
+		w->devptr = (uintptr_t)r->res.linear.devPtr;
+		f = &r->res.linear.desc;
+		w->size = r->res.linear.sizeInBytes;
+		break;
+	case cudaResourceTypePitch2D:
+		w->devptr = (uintptr_t)r->res.pitch2D.devPtr;
+		f = &r->res.pitch2D.desc;
+		w->width = r->res.pitch2D.width;
+		w->height = r->res.pitch2D.height;
+		w->pitch = r->res.pitch2D.pitchInBytes;
+		break;
+	}
+	if (f) {
+		w->fmt[0] = f->x;
+		w->fmt[1] = f->y;
+		w->fmt[2] = f->z;
+		w->fmt[3] = f->w;
+		w->fmt[4] = f->f;
+	}
+}
+
+int xd_op_create_texture_object(
+	struct xd_session *s,
+	const struct xcuda_create_texture_object_args *a,
+	struct xcuda_create_texture_object_res *r, struct xd_call *call)
+{
+	struct cudaResourceViewDesc view;
+	struct cudaResourceDesc res;
+	struct cudaTextureDesc tex;
+	cudaTextureObject_t obj = 0;
+	xd_res_t w;
+	int err;
+
+	_Static_assert(sizeof(a->tex) == sizeof(tex), "texture descriptor");
+	(void)call;
+	if (a->view.len && a->view.len != sizeof(view))
+		return cudaErrorInvalidValue;
+	memcpy(&w, a, sizeof(w));
+	err = xd_res_from_wire(s, &w, &res);
+	if (err)
+		return err;
+	memcpy(&tex, a->tex, sizeof(tex));
+	/* The extent was checked against the arena: copy it once. */
+	if (a->view.len)
+		memcpy(&view, s->chan->arena + a->view.off, sizeof(view));
+	err = cudaCreateTextureObject(&obj, &res, &tex,
+				      a->view.len ? &view : NULL);
+	if (err)
+		return err;
+	err = xd_value_add(&s->objects[XD_H_TEXOBJ], obj, s->device);
+	if (err) {
+		cudaDestroyTextureObject(obj);
+		return err;
+	}
+	r->obj = obj;
+	return 0;
+}
+
+int xd_op_create_surface_object(
+	struct xd_session *s,
+	const struct xcuda_create_surface_object_args *a,
+	struct xcuda_create_surface_object_res *r, struct xd_call *call)
+{
+	struct cudaResourceDesc res;
+	cudaSurfaceObject_t obj = 0;
+	int err;
+
+	(void)call;
+	err = xd_res_from_wire(s, a, &res);
+	if (err)
+		return err;
+	err = cudaCreateSurfaceObject(&obj, &res);
+	if (err)
+		return err;
+	err = xd_value_add(&s->objects[XD_H_SURFOBJ], obj, s->device);
+	if (err) {
+		cudaDestroySurfaceObject(obj);
+		return err;
+	}
+	r->obj = obj;
+	return 0;
+}
+
+/* The getters: the object must be the session's, the extent one wire. */
+static int xd_get_res(struct xd_session *s, int tex, uint64_t obj,
+		      const struct xcuda_extent *e)
+{
+	struct cudaResourceDesc res;
+	xd_res_t w;
+	int err;
+
+	if (e->len != sizeof(w))
+		return cudaErrorInvalidValue;
+	if (!xd_value_find(&s->objects[tex ? XD_H_TEXOBJ : XD_H_SURFOBJ],
+			   obj))
+		return cudaErrorInvalidValue;
+	memset(&res, 0, sizeof(res));
+	err = tex ? cudaGetTextureObjectResourceDesc(&res, obj) :
+		cudaGetSurfaceObjectResourceDesc(&res, obj);
+	if (err)
+		return err;
+	xd_res_to_wire(s, &res, &w);
+	xd_arena_put(s, e, (const uint8_t *)&w);
+	return 0;
+}
+
+int xd_op_get_texture_object_resource_desc(
+	struct xd_session *s,
+	const struct xcuda_get_texture_object_resource_desc_args *a,
+	struct xd_call *call)
+{
+	(void)call;
+	return xd_get_res(s, 1, a->obj, &a->desc);
+}
+
+int xd_op_get_surface_object_resource_desc(
+	struct xd_session *s,
+	const struct xcuda_get_surface_object_resource_desc_args *a,
+	struct xd_call *call)
+{
+	(void)call;
+	return xd_get_res(s, 0, a->obj, &a->desc);
+}

@@ -328,3 +328,25 @@ out:
 	pthread_mutex_unlock(&s->lock);
 	return xc_ret(err);
 }
+
+cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel,
+					    enum cudaFuncAttribute attr,
+					    int value, int device)
+{
+	struct xcuda_kernel_set_attribute_for_device_args a = { 0 };
+	struct xc_func *f = xc_func_by_kernel(kernel);
+	cudaError_t err;
+
+	err = xc_func_handle(kernel, &a.kernel, cudaErrorInvalidResourceHandle);
+	if (err)
+		return xc_ret(err);
+	a.attr = attr;
+	a.value = value;
+	a.device = device;
+	err = xc_call_kernel_set_attribute_for_device(&a);
+	/* Launches on this device are checked against the new limit. */
+	if (!err && f && device == xc_cur_device() &&
+	    attr == cudaFuncAttributeMaxDynamicSharedMemorySize)
+		f->max_dyn_smem = value;
+	return err;
+}

@@ -33,6 +33,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "log.h"
 #include "ops.h"
 #include "shm.h"
 
@@ -267,12 +268,19 @@ int xd_op_host_memcpy(struct xd_session *s,
 	cudaError_t err;
 
 	(void)call;
-	if (!reg || (a->flags & ~XCUDA_COPY_ASYNC))
+	if (!reg || (a->flags & ~XCUDA_COPY_ASYNC)) {
+		xd_log(XD_LOG_DEBUG, "host copy: region %u unknown or flags "
+		       "%#x", a->region, a->flags);
 		return cudaErrorInvalidValue;
+	}
 	if (a->dir != XCUDA_COPY_H2D && a->dir != XCUDA_COPY_D2H)
 		return cudaErrorInvalidMemcpyDirection;
-	if (!xcuda_extent_ok(a->off, a->count, reg->size))
+	if (!xcuda_extent_ok(a->off, a->count, reg->size)) {
+		xd_log(XD_LOG_DEBUG, "host copy: %llu+%llu out of region %u",
+		       (unsigned long long)a->off,
+		       (unsigned long long)a->count, a->region);
 		return cudaErrorInvalidValue;
+	}
 	host = reg->map + a->off;
 	kind = a->dir == XCUDA_COPY_H2D ? cudaMemcpyHostToDevice :
 					  cudaMemcpyDeviceToHost;

@@ -555,12 +555,24 @@ static uint64_t xc_elf_size(const uint8_t *p)
 	return end <= XCUDA_MAX_MODULE ? end : 0;
 }
 
+/*
+ * The first four bytes of an image; 0 for text shorter than that, which
+ * must not be read past its NUL.  No magic has a NUL byte.
+ */
+static uint32_t xc_image_magic(const void *image)
+{
+	uint32_t magic = 0;
+
+	if (strnlen(image, sizeof(magic)) == sizeof(magic))
+		memcpy(&magic, image, sizeof(magic));
+	return magic;
+}
+
 uint64_t xc_image_size(const void *image)
 {
 	const struct xc_fatbin_header *h = image;
-	uint32_t magic;
+	uint32_t magic = xc_image_magic(image);
 
-	memcpy(&magic, image, sizeof(magic));
 	if (magic == XC_FATBINC_MAGIC)
 		return 0;
 	if (magic == XC_FATBIN_MAGIC)
@@ -639,10 +651,8 @@ void xc_lib_drop(struct xc_module *m)
 const void *xc_image_unwrap(const void *image)
 {
 	const struct xc_fatbin_wrapper *w = image;
-	uint32_t magic;
 
-	memcpy(&magic, image, sizeof(magic));
-	return magic == XC_FATBINC_MAGIC ? w->data : image;
+	return xc_image_magic(image) == XC_FATBINC_MAGIC ? w->data : image;
 }
 
 struct xc_func *xc_lib_kernel(struct xc_module *m, const char *name)

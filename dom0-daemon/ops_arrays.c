@@ -36,11 +36,12 @@ static int xd_muladd(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
 
 /*
  * The bytes from a pitched pointer's start that a copy touches: rows of
- * @wb bytes from @pos (x in bytes), @pitch apart, @ysize rows a slice,
- * @ext[1] rows of @ext[2] slices.  0 with *ok set for an empty copy.
+ * @wb bytes from @pos (x in units of @es bytes), @pitch apart, @ysize
+ * rows a slice, @ext[1] rows of @ext[2] slices.  0 with *ok set for an
+ * empty copy.
  */
 static uint64_t xd_span_3d(uint64_t pitch, uint64_t ysize,
-			   const uint64_t pos[3], uint64_t wb,
+			   const uint64_t pos[3], uint64_t es, uint64_t wb,
 			   const uint64_t ext[3], int *ok)
 {
 	uint64_t slice, last, span;
@@ -54,7 +55,7 @@ static uint64_t xd_span_3d(uint64_t pitch, uint64_t ysize,
 	    !xd_muladd(last, slice, 0, &span) ||
 	    !xd_muladd(pos[1], 1, ext[1] - 1, &last) ||
 	    !xd_muladd(last, pitch, span, &span) ||
-	    !xd_muladd(pos[0], 1, wb, &last) ||
+	    !xd_muladd(pos[0], es, wb, &last) ||
 	    __builtin_add_overflow(span, last, &span))
 		return 0;
 	*ok = 1;
@@ -102,15 +103,16 @@ static int xd_copy_span(const struct xcuda_array_copy_args *a, int src,
 			if (!es)
 				return cudaErrorInvalidValue;
 		}
+		/* An array on the other side: its elements, x included. */
 		if (!xd_muladd(a->extent[0], es, 0, &wb))
 			return cudaErrorInvalidValue;
 		*span = xd_span_3d(pitch, src ? a->sysize : a->dysize, pos,
-				   wb, a->extent, &ok);
+				   es, wb, a->extent, &ok);
 		break;
 	case XCUDA_AC_2D_TO_ARRAY:
 	case XCUDA_AC_2D_FROM_ARRAY:
 		/* CUDA refuses a pitch below the width; the span is exact. */
-		*span = xd_span_3d(pitch, 0, one, a->extent[0],
+		*span = xd_span_3d(pitch, 0, one, 1, a->extent[0],
 				   (uint64_t[3]){ 0, a->extent[1], 1 }, &ok);
 		break;
 	case XCUDA_AC_TO_ARRAY:
@@ -383,19 +385,21 @@ int xd_op_create_texture_object(
 	xd_res_t w;
 	int err;
 
-	_Static_assert(sizeof(a->tex) == sizeof(tex), "texture descriptor");
 	(void)call;
-	if (a->view.len && a->view.len != sizeof(view))
+	if ((a->tex.len && a->tex.len != sizeof(tex)) ||
+	    (a->view.len && a->view.len != sizeof(view)))
 		return cudaErrorInvalidValue;
 	memcpy(&w, a, sizeof(w));
 	err = xd_res_from_wire(s, &w, &res);
 	if (err)
 		return err;
-	memcpy(&tex, a->tex, sizeof(tex));
-	/* The extent was checked against the arena: copy it once. */
+	/* The extents were checked against the arena: copy each once. */
+	if (a->tex.len)
+		memcpy(&tex, s->chan->arena + a->tex.off, sizeof(tex));
 	if (a->view.len)
 		memcpy(&view, s->chan->arena + a->view.off, sizeof(view));
-	err = cudaCreateTextureObject(&obj, &res, &tex,
+	/* A missing descriptor is CUDA's to answer for. */
+	err = cudaCreateTextureObject(&obj, &res, a->tex.len ? &tex : NULL,
 				      a->view.len ? &view : NULL);
 	if (err)
 		return err;

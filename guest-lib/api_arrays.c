@@ -134,6 +134,11 @@ static cudaError_t xc_ac_rows(const struct xc_ac *c, int src,
 			if (err)
 				return err;
 		}
+		/*
+		 * With an array on the other side, CUDA counts the width
+		 * and the pointer's x position in that array's elements;
+		 * between two pointers both are bytes.
+		 */
 		if (__builtin_mul_overflow(a->extent[0], es, &m->wb) ||
 		    __builtin_mul_overflow(pitch, src ? a->sysize : a->dysize,
 					   &m->hslice))
@@ -144,7 +149,8 @@ static cudaError_t xc_ac_rows(const struct xc_ac *c, int src,
 		if (__builtin_mul_overflow(pos[2], m->hslice, &m->off) ||
 		    __builtin_mul_overflow(pos[1], pitch, &t) ||
 		    __builtin_add_overflow(m->off, t, &m->off) ||
-		    __builtin_add_overflow(m->off, pos[0], &m->off))
+		    __builtin_mul_overflow(pos[0], es, &t) ||
+		    __builtin_add_overflow(m->off, t, &m->off))
 			return cudaErrorInvalidValue;
 		break;
 	case XCUDA_AC_2D_TO_ARRAY:
@@ -844,25 +850,28 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject,
 {
 	struct xcuda_create_texture_object_args a;
 	struct xcuda_create_texture_object_res r;
-	struct xc_xfer x;
+	struct xc_xfer x[2];
 	xc_res_t w;
 	cudaError_t err;
 
-	_Static_assert(sizeof(a.tex) == sizeof(*pTexDesc), "texture desc");
-	if (!pTexObject || !pResDesc || !pTexDesc)
+	/* A NULL texture descriptor travels as none: CUDA answers for it. */
+	if (!pTexObject || !pResDesc)
 		return xc_ret(cudaErrorInvalidValue);
 	err = xc_res_out(pResDesc, &w);
 	if (err)
 		return xc_ret(err);
 	memset(&a, 0, sizeof(a));
 	memcpy(&a, &w, sizeof(w));
-	memcpy(a.tex, pTexDesc, sizeof(a.tex));
-	x.ptr = (void *)view;
-	x.len = view ? sizeof(*view) : 0;
-	x.dir = XC_XFER_IN;
-	x.ext = &a.view;
+	x[0].ptr = (void *)pTexDesc;
+	x[0].len = pTexDesc ? sizeof(*pTexDesc) : 0;
+	x[0].dir = XC_XFER_IN;
+	x[0].ext = &a.tex;
+	x[1].ptr = (void *)view;
+	x[1].len = view ? sizeof(*view) : 0;
+	x[1].dir = XC_XFER_IN;
+	x[1].ext = &a.view;
 	err = xc_forward_xfer(XCUDA_OP_CREATE_TEXTURE_OBJECT, &a, sizeof(a),
-			      &r, sizeof(r), &x, 1);
+			      &r, sizeof(r), x, 2);
 	if (err)
 		return err;
 	*pTexObject = r.obj;

@@ -13,6 +13,18 @@
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
+/* A data check that fails the program at its end, so that what follows
+ * still runs and prints. */
+#define SOFT(cond, ...)						\
+	do {							\
+		if (!(cond)) {					\
+			printf("CHECK FAILED: %s: ", #cond);	\
+			printf(__VA_ARGS__);			\
+			printf("\n");				\
+			xct_failures++;				\
+		}						\
+	} while (0)
+
 static void info(const char *what, cudaArray_t a)
 {
 	cudaChannelFormatDesc d;
@@ -27,7 +39,7 @@ static void info(const char *what, cudaArray_t a)
 	       flags);
 	cudaChannelFormatDesc g;
 	CK(cudaGetChannelDesc(&g, a));
-	REQUIRE(!memcmp(&g, &d, sizeof(d)), "cudaGetChannelDesc agrees");
+	SOFT(!memcmp(&g, &d, sizeof(d)), "cudaGetChannelDesc agrees");
 }
 
 /* A 2D round trip of w x h elements of @es bytes through @a. */
@@ -59,7 +71,7 @@ static void round_2d(const char *what, cudaArray_t a, size_t w, size_t h,
 	}
 	printf("%s: %zu x %zu, %zu bytes: match=%d sum=%016llx\n", what, w,
 	       h, wb * h, ok, (unsigned long long)sum);
-	REQUIRE(ok, "%s", what);
+	SOFT(ok, "%s", what);
 }
 
 /* A whole 3D array from and back to packed host memory. */
@@ -86,7 +98,7 @@ static void round_3d(const char *what, cudaArray_t a, cudaExtent e,
 	printf("%s: %zu x %zu x %zu, %zu bytes: match=%d sum=%016llx\n",
 	       what, e.width, e.height, e.depth, n, !memcmp(src, dst, n),
 	       (unsigned long long)xct_sum(dst, n));
-	REQUIRE(!memcmp(src, dst, n), "%s", what);
+	SOFT(!memcmp(src, dst, n), "%s", what);
 }
 
 int main(void)
@@ -176,7 +188,7 @@ int main(void)
 		}
 	printf("A2A window: match=%d sum=%016llx\n", same,
 	       (unsigned long long)xct_sum(hd, hp * 200));
-	REQUIRE(same, "A2A window");
+	SOFT(same, "A2A window");
 
 	/* The deprecated 1D forms, within a row and across rows. */
 	unsigned char row[1000 * 4], back[1000 * 4];
@@ -209,8 +221,12 @@ int main(void)
 		 u3);
 	/* Last: t3 keeps what the array holds, for the box below. */
 	round_3d("3D float pageable", a3, e3, 4, t3, u3);
-	/* A box from a host volume of 40 x 30 x 8 floats, at (3, 2, 1), to
-	 * (5, 4, 2) in the array: 20 x 10 x 5 elements. */
+	/*
+	 * A box from a host volume of 40 x 30 x 8 floats, at (3, 2, 1), to
+	 * (5, 4, 2) in the array: 20 x 10 x 5 elements.  With an array on
+	 * the other side CUDA counts the pointer's x position in the
+	 * array's elements, like the width (not in bytes).
+	 */
 	{
 		const size_t HX = 40, HY = 30, HZ = 8;
 		float *hv = (float *)malloc(HX * HY * HZ * 4);
@@ -220,7 +236,7 @@ int main(void)
 		cudaMemcpy3DParms p;
 		memset(&p, 0, sizeof(p));
 		p.srcPtr = make_cudaPitchedPtr(hv, HX * 4, HX, HY);
-		p.srcPos = make_cudaPos(3 * 4, 2, 1);
+		p.srcPos = make_cudaPos(3, 2, 1);
 		p.dstArray = a3;
 		p.dstPos = make_cudaPos(5, 4, 2);
 		p.extent = make_cudaExtent(20, 10, 5);
@@ -250,7 +266,7 @@ int main(void)
 				}
 		printf("3D box at positions: match=%d sum=%016llx\n", ok,
 		       (unsigned long long)xct_sum(all, n3));
-		REQUIRE(ok, "3D box");
+		SOFT(ok, "3D box");
 		free(hv);
 	}
 	/* Pinned 3D, asynchronous, into a layer range of the layered array. */

@@ -289,6 +289,16 @@ static void test_resources(void)
 	ANSWER("view descriptor past the arena",
 	       SEND(&A, XCUDA_OP_CREATE_TEXTURE_OBJECT, t),
 	       cudaErrorInvalidValue);
+	t.view = (struct xcuda_extent){ 0, 0 };
+	t.tex = (struct xcuda_extent){ 0, 5 };
+	ANSWER("texture descriptor of the wrong size",
+	       SEND(&A, XCUDA_OP_CREATE_TEXTURE_OBJECT, t),
+	       cudaErrorInvalidValue);
+	t.tex = (struct xcuda_extent){ ARENA - 8,
+				       sizeof(struct cudaTextureDesc) };
+	ANSWER("texture descriptor past the arena",
+	       SEND(&A, XCUDA_OP_CREATE_TEXTURE_OBJECT, t),
+	       cudaErrorInvalidValue);
 
 	memset(&so, 0, sizeof(so));
 	so.res_type = 7;

@@ -2,7 +2,8 @@
 /*
  * The hand-written worker side of arrays, textures and surfaces:
  *
- * ARRAY_COPY    every copy that names an array, and cudaMemcpy3D.  Array
+ * ARRAY_COPY    every copy that names an array, cudaMemcpy3D and
+ *               cudaMemcpy3DPeer.  Array
  *               handles come from the session's tables; a pointer side
  *               flagged as arena is an offset whose every touched byte
  *               must lie in the arena (the span is computed without
@@ -98,6 +99,7 @@ static int xd_copy_span(const struct xcuda_array_copy_args *a, int src,
 
 	switch (a->fn) {
 	case XCUDA_AC_3D:
+	case XCUDA_AC_3D_PEER:
 		if (other) {
 			es = xd_elem_size(other);
 			if (!es)
@@ -167,6 +169,28 @@ static int xd_copy_3d(const struct xcuda_array_copy_args *a,
 	return async ? cudaMemcpy3DAsync(&p, st) : cudaMemcpy3D(&p);
 }
 
+static int xd_copy_3d_peer(const struct xcuda_array_copy_args *a,
+			   cudaArray_t sa, void *sp, cudaArray_t da, void *dp,
+			   int async, cudaStream_t st)
+{
+	struct cudaMemcpy3DPeerParms p;
+
+	memset(&p, 0, sizeof(p));
+	p.srcArray = sa;
+	p.srcPtr = (struct cudaPitchedPtr){ sp, a->spitch, a->sxsize,
+					    a->sysize };
+	p.srcPos = (struct cudaPos){ a->spos[0], a->spos[1], a->spos[2] };
+	p.srcDevice = a->sdev;
+	p.dstArray = da;
+	p.dstPtr = (struct cudaPitchedPtr){ dp, a->dpitch, a->dxsize,
+					    a->dysize };
+	p.dstPos = (struct cudaPos){ a->dpos[0], a->dpos[1], a->dpos[2] };
+	p.dstDevice = a->ddev;
+	p.extent = (struct cudaExtent){ a->extent[0], a->extent[1],
+					a->extent[2] };
+	return async ? cudaMemcpy3DPeerAsync(&p, st) : cudaMemcpy3DPeer(&p);
+}
+
 /* The deprecated 1D array copies are still CUDA's: call them as they are. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -180,6 +204,8 @@ static int xd_copy_call(const struct xcuda_array_copy_args *a,
 	switch (a->fn) {
 	case XCUDA_AC_3D:
 		return xd_copy_3d(a, sa, sp, da, dp, async, st);
+	case XCUDA_AC_3D_PEER:
+		return xd_copy_3d_peer(a, sa, sp, da, dp, async, st);
 	case XCUDA_AC_2D_TO_ARRAY:
 		return async ?
 			cudaMemcpy2DToArrayAsync(da, dO[0], dO[1], sp,
@@ -257,7 +283,10 @@ int xd_op_array_copy(struct xd_session *s,
 
 	(void)call;
 	if ((a->flags & ~XD_AC_FLAGS) || a->fn < XCUDA_AC_3D ||
-	    a->fn > XCUDA_AC_ARRAY_TO_ARRAY || xd_copy_wraps(a))
+	    a->fn > XCUDA_AC_3D_PEER || xd_copy_wraps(a))
+		return cudaErrorInvalidValue;
+	/* Only a peer copy names devices. */
+	if (a->fn != XCUDA_AC_3D_PEER && (a->sdev || a->ddev))
 		return cudaErrorInvalidValue;
 	arrays = xd_copy_arrays(a->fn);
 	/* An array side is never the arena. */

@@ -6,8 +6,9 @@
  * 3D, and a 3D one whose slices are larger than a staging chunk), array
  * to array copies, 3D copies with source and destination positions,
  * cudaMalloc3D and cudaMemset3D(Async), mipmapped arrays and their
- * levels, the deprecated 1D array copies, and errors: zero extents, a
- * bad kind, extents that overflow, a freed array.
+ * levels, the deprecated 1D array copies, cudaMemcpy3DPeer(Async) on one
+ * device, and errors: zero extents, a bad kind, extents that overflow, a
+ * freed array.
  */
 #include "common/xct.h"
 
@@ -366,6 +367,98 @@ int main(void)
 		printf("device pitched -> array -> host: sum=%016llx\n",
 		       (unsigned long long)xct_sum(f, sizeof(f)));
 		CK(cudaFree(pp.ptr));
+	}
+
+	/*
+	 * ---- 3D peer copies, device 0 to device 0 ----
+	 * The pointer sides next to an array start at x 0, so that only
+	 * the array's positions (elements) place the box.
+	 */
+	{
+		const size_t PW = 32, PH = 16, PD = 4, PN = PW * PH * PD;
+		cudaExtent pe = make_cudaExtent(PW, PH, PD);
+		cudaExtent pb = make_cudaExtent(PW * 4, PH, PD);
+		float *ph = (float *)malloc(PN * 4);
+		float *pr = (float *)malloc(PN * 4);
+		REQUIRE(ph && pr, "malloc peer");
+		for (size_t i = 0; i < PN; i++)
+			ph[i] = (float)i * 0.25f;
+		cudaArray_t pa, pa2;
+		cudaPitchedPtr dp, dq;
+		CK(cudaMalloc3DArray(&pa, &f1, pe));
+		CK(cudaMalloc3DArray(&pa2, &f1, pe));
+		CK(cudaMalloc3D(&dp, pb));
+		CK(cudaMalloc3D(&dq, pb));
+		CK(cudaMemset3D(dq, 0, pb));
+		cudaMemcpy3DParms p;
+		memset(&p, 0, sizeof(p));
+		p.srcPtr = make_cudaPitchedPtr(ph, PW * 4, PW, PH);
+		p.dstPtr = dp;
+		p.extent = pb;
+		p.kind = cudaMemcpyHostToDevice;
+		CK(cudaMemcpy3D(&p));
+		/* Pitched device memory to an array, whole. */
+		cudaMemcpy3DPeerParms q;
+		memset(&q, 0, sizeof(q));
+		q.srcPtr = dp;
+		q.dstArray = pa;
+		q.extent = pe;
+		CK(cudaMemcpy3DPeer(&q));
+		/* A box of the array, from (4, 2, 1), to (0, 3, 1) of dq. */
+		memset(&q, 0, sizeof(q));
+		q.srcArray = pa;
+		q.srcPos = make_cudaPos(4, 2, 1);
+		q.dstPtr = dq;
+		q.dstPos = make_cudaPos(0, 3, 1);
+		q.extent = make_cudaExtent(8, 5, 2);
+		CK(cudaMemcpy3DPeerAsync(&q, st));
+		CK(cudaStreamSynchronize(st));
+		memset(&p, 0, sizeof(p));
+		p.srcPtr = dq;
+		p.dstPtr = make_cudaPitchedPtr(pr, PW * 4, PW, PH);
+		p.extent = pb;
+		p.kind = cudaMemcpyDeviceToHost;
+		CK(cudaMemcpy3D(&p));
+		bool ok = true;
+		for (size_t z = 0; z < PD; z++)
+			for (size_t y = 0; y < PH; y++)
+				for (size_t x = 0; x < PW; x++) {
+					float want = 0;
+					if (x < 8 && y >= 3 && y < 8 &&
+					    z >= 1 && z < 3)
+						want = ph[(z * PH + y - 1) *
+							  PW + x + 4];
+					ok &= pr[(z * PH + y) * PW + x] ==
+					      want;
+				}
+		printf("3D peer array box -> pitched: match=%d sum=%016llx\n",
+		       ok, (unsigned long long)xct_sum(pr, PN * 4));
+		SOFT(ok, "3D peer box");
+		/* Array to array, then back to the host. */
+		memset(&q, 0, sizeof(q));
+		q.srcArray = pa;
+		q.dstArray = pa2;
+		q.extent = pe;
+		CK(cudaMemcpy3DPeer(&q));
+		memset(pr, 0, PN * 4);
+		memset(&p, 0, sizeof(p));
+		p.srcArray = pa2;
+		p.dstPtr = make_cudaPitchedPtr(pr, PW * 4, PW, PH);
+		p.extent = pe;
+		p.kind = cudaMemcpyDeviceToHost;
+		CK(cudaMemcpy3D(&p));
+		ok = !memcmp(ph, pr, PN * 4);
+		printf("3D peer array -> array: match=%d\n", ok);
+		SOFT(ok, "3D peer array to array");
+		SHOW(cudaMemcpy3DPeer(NULL));
+		q.srcDevice = 99;
+		SHOW(cudaMemcpy3DPeer(&q));
+		CK(cudaFreeArray(pa));
+		CK(cudaFreeArray(pa2));
+		CK(cudaFree(dp.ptr));
+		CK(cudaFree(dq.ptr));
+		free(ph);
+		free(pr);
 	}
 
 	/* ---- mipmapped arrays ---- */

@@ -205,6 +205,22 @@ static void test_copies(uint32_t arr)
 	c.extent[2] = ARENA / (256 * 16) + 1;
 	ANSWER("3D box past the arena", SEND(&A, XCUDA_OP_ARRAY_COPY, c),
 	       cudaErrorInvalidValue);
+	c.fn = XCUDA_AC_3D_PEER;
+	ANSWER("3D peer box past the arena",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.extent[2] = 2;
+	c.dpos[1] = UINT64_MAX / 256;
+	ANSWER("3D peer row times pitch overflows",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.dpos[1] = 0;
+	c.fn = XCUDA_AC_3D;
+	c.ddev = 1;
+	ANSWER("a device named by a copy that is not a peer copy",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.ddev = 0;
+	c.sdev = -1;
+	ANSWER("a negative source device outside a peer copy",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
 
 	/* An array position whose end wraps. */
 	memset(&c, 0, sizeof(c));
@@ -225,6 +241,9 @@ static void test_copies(uint32_t arr)
 	c.extent[1] = 1;
 	c.fn = 0;
 	ANSWER("copy call 0", SEND(&A, XCUDA_OP_ARRAY_COPY, c),
+	       cudaErrorInvalidValue);
+	c.fn = XCUDA_AC_3D_PEER + 1;
+	ANSWER("copy call past the last", SEND(&A, XCUDA_OP_ARRAY_COPY, c),
 	       cudaErrorInvalidValue);
 	c.fn = 99;
 	ANSWER("copy call 99", SEND(&A, XCUDA_OP_ARRAY_COPY, c),

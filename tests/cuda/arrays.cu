@@ -268,6 +268,37 @@ int main(void)
 		printf("3D box at positions: match=%d sum=%016llx\n", ok,
 		       (unsigned long long)xct_sum(all, n3));
 		SOFT(ok, "3D box");
+		/*
+		 * The box back, from (5, 4, 2) of the array to (3, 2, 1) of a
+		 * pinned volume of the same shape (x in array elements too).
+		 */
+		float *pv;
+		CK(cudaMallocHost((void **)&pv, HX * HY * HZ * 4));
+		memset(pv, 0, HX * HY * HZ * 4);
+		memset(&p, 0, sizeof(p));
+		p.srcArray = a3;
+		p.srcPos = make_cudaPos(5, 4, 2);
+		p.dstPtr = make_cudaPitchedPtr(pv, HX * 4, HX, HY);
+		p.dstPos = make_cudaPos(3, 2, 1);
+		p.extent = make_cudaExtent(20, 10, 5);
+		p.kind = cudaMemcpyDeviceToHost;
+		CK(cudaMemcpy3DAsync(&p, st));
+		CK(cudaStreamSynchronize(st));
+		ok = true;
+		for (size_t z = 0; z < HZ; z++)
+			for (size_t y = 0; y < HY; y++)
+				for (size_t x = 0; x < HX; x++) {
+					size_t i = (z * HY + y) * HX + x;
+					bool in = x >= 3 && x < 23 && y >= 2 &&
+						  y < 12 && z >= 1 && z < 6;
+					float want = in ? hv[i] : 0.0f;
+					ok &= !memcmp(&pv[i], &want, 4);
+				}
+		printf("3D box back to pinned at positions: match=%d "
+		       "sum=%016llx\n", ok,
+		       (unsigned long long)xct_sum(pv, HX * HY * HZ * 4));
+		SOFT(ok, "3D box back");
+		CK(cudaFreeHost(pv));
 		free(hv);
 	}
 	/* Pinned 3D, asynchronous, into a layer range of the layered array. */

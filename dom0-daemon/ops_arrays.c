@@ -272,11 +272,64 @@ static int xd_copy_arrays(uint32_t fn)
 	return 0;
 }
 
+/*
+ * The kind CUDA gets.  A pointer side that is not the arena is device
+ * memory, as the guest classifies it: a kind that calls it host memory
+ * (or cudaMemcpyDefault, which lets CUDA decide) could have CUDA read
+ * or write the worker's own memory.  Default becomes the kind the
+ * sides are; a host kind on a side that is not the arena is refused.
+ */
+static int xd_copy_kind(const struct xcuda_array_copy_args *a, int arrays,
+			int32_t *kind)
+{
+	/* The sides that are arrays: by the call, or named (3D). */
+	int three = a->fn == XCUDA_AC_3D || a->fn == XCUDA_AC_3D_PEER;
+	int sa = three ? !!a->src_array : arrays & 1;
+	int da = three ? !!a->dst_array : !!(arrays & 2);
+	int sarena = !!(a->flags & XCUDA_COPY_SRC_ARENA);
+	int darena = !!(a->flags & XCUDA_COPY_DST_ARENA);
+	int sh, dh;
+
+	if (a->fn == XCUDA_AC_3D_PEER) {
+		*kind = cudaMemcpyDeviceToDevice;	/* not used */
+		return 0;
+	}
+	switch (a->kind) {
+	case cudaMemcpyHostToHost:
+		sh = 1; dh = 1;
+		break;
+	case cudaMemcpyHostToDevice:
+		sh = 1; dh = 0;
+		break;
+	case cudaMemcpyDeviceToHost:
+		sh = 0; dh = 1;
+		break;
+	case cudaMemcpyDeviceToDevice:
+		sh = 0; dh = 0;
+		break;
+	case cudaMemcpyDefault:
+		sh = sarena;
+		dh = darena;
+		*kind = sh ? (dh ? cudaMemcpyHostToHost :
+			      cudaMemcpyHostToDevice) :
+			(dh ? cudaMemcpyDeviceToHost :
+			      cudaMemcpyDeviceToDevice);
+		return 0;
+	default:
+		return cudaErrorInvalidMemcpyDirection;
+	}
+	if ((sh && !sa && !sarena) || (dh && !da && !darena))
+		return cudaErrorInvalidValue;
+	*kind = a->kind;
+	return 0;
+}
+
 int xd_op_array_copy(struct xd_session *s,
 		     const struct xcuda_array_copy_args *a,
 		     struct xd_call *call)
 {
 	int async = !!(a->flags & XCUDA_COPY_ASYNC), arrays, err;
+	struct xcuda_array_copy_args b;
 	cudaArray_t sa, da;
 	void *sp = NULL, *dp = NULL;
 	cudaStream_t st = NULL;
@@ -293,6 +346,10 @@ int xd_op_array_copy(struct xd_session *s,
 	if (((arrays & 1) && (a->flags & XCUDA_COPY_SRC_ARENA)) ||
 	    ((arrays & 2) && (a->flags & XCUDA_COPY_DST_ARENA)))
 		return cudaErrorInvalidValue;
+	b = *a;
+	err = xd_copy_kind(a, arrays, &b.kind);
+	if (err)
+		return err;
 	err = xd_array_arg(s, a->src_array, &sa);
 	if (!err)
 		err = xd_array_arg(s, a->dst_array, &da);
@@ -310,7 +367,7 @@ int xd_op_array_copy(struct xd_session *s,
 		err = xd_stream_lookup(&s->streams, a->stream, &st);
 	if (err)
 		return err;
-	err = xd_copy_call(a, sa, sp, da, dp, async, st);
+	err = xd_copy_call(&b, sa, sp, da, dp, async, st);
 	if (!err && async && (a->flags & XCUDA_COPY_STAGED))
 		err = cudaStreamSynchronize(st);
 	return err;

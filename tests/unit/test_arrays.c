@@ -236,6 +236,37 @@ static void test_copies(uint32_t arr)
 	ANSWER("array row plus height wraps",
 	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
 
+	/*
+	 * A pointer side that is not the arena, called host memory: CUDA
+	 * would read or write the worker's own memory.
+	 */
+	c = base;
+	c.extent[1] = 2;
+	c.flags = 0;
+	c.src = 0x10000;
+	ANSWER("2D host kind on a side outside the arena",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.src_array = arr;
+	ANSWER("2D host side outside the arena, a source array named",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	memset(&c, 0, sizeof(c));
+	c.fn = XCUDA_AC_3D;
+	c.kind = cudaMemcpyDeviceToHost;
+	c.src = 0x10000;
+	c.dst = 0x20000;
+	c.spitch = c.dpitch = 64;
+	c.sysize = c.dysize = 1;
+	c.extent[0] = 64;
+	c.extent[1] = c.extent[2] = 1;
+	ANSWER("3D host destination outside the arena",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.kind = cudaMemcpyHostToHost;
+	ANSWER("3D host to host outside the arena",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.kind = 7;
+	ANSWER("3D unknown kind", SEND(&A, XCUDA_OP_ARRAY_COPY, c),
+	       cudaErrorInvalidMemcpyDirection);
+
 	/* Malformed calls. */
 	c = base;
 	c.extent[1] = 1;

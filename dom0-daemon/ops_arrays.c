@@ -2,7 +2,8 @@
 /*
  * The hand-written worker side of arrays, textures and surfaces:
  *
- * ARRAY_COPY    every copy that names an array, and cudaMemcpy3D.  Array
+ * ARRAY_COPY    every copy that names an array, cudaMemcpy3D and
+ *               cudaMemcpy3DPeer.  Array
  *               handles come from the session's tables; a pointer side
  *               flagged as arena is an offset whose every touched byte
  *               must lie in the arena (the span is computed without
@@ -36,11 +37,12 @@ static int xd_muladd(uint64_t a, uint64_t b, uint64_t c, uint64_t *out)
 
 /*
  * The bytes from a pitched pointer's start that a copy touches: rows of
- * @wb bytes from @pos (x in bytes), @pitch apart, @ysize rows a slice,
- * @ext[1] rows of @ext[2] slices.  0 with *ok set for an empty copy.
+ * @wb bytes from @pos (x in units of @es bytes), @pitch apart, @ysize
+ * rows a slice, @ext[1] rows of @ext[2] slices.  0 with *ok set for an
+ * empty copy.
  */
 static uint64_t xd_span_3d(uint64_t pitch, uint64_t ysize,
-			   const uint64_t pos[3], uint64_t wb,
+			   const uint64_t pos[3], uint64_t es, uint64_t wb,
 			   const uint64_t ext[3], int *ok)
 {
 	uint64_t slice, last, span;
@@ -54,7 +56,7 @@ static uint64_t xd_span_3d(uint64_t pitch, uint64_t ysize,
 	    !xd_muladd(last, slice, 0, &span) ||
 	    !xd_muladd(pos[1], 1, ext[1] - 1, &last) ||
 	    !xd_muladd(last, pitch, span, &span) ||
-	    !xd_muladd(pos[0], 1, wb, &last) ||
+	    !xd_muladd(pos[0], es, wb, &last) ||
 	    __builtin_add_overflow(span, last, &span))
 		return 0;
 	*ok = 1;
@@ -97,20 +99,22 @@ static int xd_copy_span(const struct xcuda_array_copy_args *a, int src,
 
 	switch (a->fn) {
 	case XCUDA_AC_3D:
+	case XCUDA_AC_3D_PEER:
 		if (other) {
 			es = xd_elem_size(other);
 			if (!es)
 				return cudaErrorInvalidValue;
 		}
+		/* An array on the other side: its elements, x included. */
 		if (!xd_muladd(a->extent[0], es, 0, &wb))
 			return cudaErrorInvalidValue;
 		*span = xd_span_3d(pitch, src ? a->sysize : a->dysize, pos,
-				   wb, a->extent, &ok);
+				   es, wb, a->extent, &ok);
 		break;
 	case XCUDA_AC_2D_TO_ARRAY:
 	case XCUDA_AC_2D_FROM_ARRAY:
 		/* CUDA refuses a pitch below the width; the span is exact. */
-		*span = xd_span_3d(pitch, 0, one, a->extent[0],
+		*span = xd_span_3d(pitch, 0, one, 1, a->extent[0],
 				   (uint64_t[3]){ 0, a->extent[1], 1 }, &ok);
 		break;
 	case XCUDA_AC_TO_ARRAY:
@@ -165,6 +169,28 @@ static int xd_copy_3d(const struct xcuda_array_copy_args *a,
 	return async ? cudaMemcpy3DAsync(&p, st) : cudaMemcpy3D(&p);
 }
 
+static int xd_copy_3d_peer(const struct xcuda_array_copy_args *a,
+			   cudaArray_t sa, void *sp, cudaArray_t da, void *dp,
+			   int async, cudaStream_t st)
+{
+	struct cudaMemcpy3DPeerParms p;
+
+	memset(&p, 0, sizeof(p));
+	p.srcArray = sa;
+	p.srcPtr = (struct cudaPitchedPtr){ sp, a->spitch, a->sxsize,
+					    a->sysize };
+	p.srcPos = (struct cudaPos){ a->spos[0], a->spos[1], a->spos[2] };
+	p.srcDevice = a->sdev;
+	p.dstArray = da;
+	p.dstPtr = (struct cudaPitchedPtr){ dp, a->dpitch, a->dxsize,
+					    a->dysize };
+	p.dstPos = (struct cudaPos){ a->dpos[0], a->dpos[1], a->dpos[2] };
+	p.dstDevice = a->ddev;
+	p.extent = (struct cudaExtent){ a->extent[0], a->extent[1],
+					a->extent[2] };
+	return async ? cudaMemcpy3DPeerAsync(&p, st) : cudaMemcpy3DPeer(&p);
+}
+
 /* The deprecated 1D array copies are still CUDA's: call them as they are. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
@@ -178,6 +204,8 @@ static int xd_copy_call(const struct xcuda_array_copy_args *a,
 	switch (a->fn) {
 	case XCUDA_AC_3D:
 		return xd_copy_3d(a, sa, sp, da, dp, async, st);
+	case XCUDA_AC_3D_PEER:
+		return xd_copy_3d_peer(a, sa, sp, da, dp, async, st);
 	case XCUDA_AC_2D_TO_ARRAY:
 		return async ?
 			cudaMemcpy2DToArrayAsync(da, dO[0], dO[1], sp,
@@ -244,24 +272,84 @@ static int xd_copy_arrays(uint32_t fn)
 	return 0;
 }
 
+/*
+ * The kind CUDA gets.  A pointer side that is not the arena is device
+ * memory, as the guest classifies it: a kind that calls it host memory
+ * (or cudaMemcpyDefault, which lets CUDA decide) could have CUDA read
+ * or write the worker's own memory.  Default becomes the kind the
+ * sides are; a host kind on a side that is not the arena is refused.
+ */
+static int xd_copy_kind(const struct xcuda_array_copy_args *a, int arrays,
+			int32_t *kind)
+{
+	/* The sides that are arrays: by the call, or named (3D). */
+	int three = a->fn == XCUDA_AC_3D || a->fn == XCUDA_AC_3D_PEER;
+	int sa = three ? !!a->src_array : arrays & 1;
+	int da = three ? !!a->dst_array : !!(arrays & 2);
+	int sarena = !!(a->flags & XCUDA_COPY_SRC_ARENA);
+	int darena = !!(a->flags & XCUDA_COPY_DST_ARENA);
+	int sh, dh;
+
+	if (a->fn == XCUDA_AC_3D_PEER) {
+		*kind = cudaMemcpyDeviceToDevice;	/* not used */
+		return 0;
+	}
+	switch (a->kind) {
+	case cudaMemcpyHostToHost:
+		sh = 1; dh = 1;
+		break;
+	case cudaMemcpyHostToDevice:
+		sh = 1; dh = 0;
+		break;
+	case cudaMemcpyDeviceToHost:
+		sh = 0; dh = 1;
+		break;
+	case cudaMemcpyDeviceToDevice:
+		sh = 0; dh = 0;
+		break;
+	case cudaMemcpyDefault:
+		sh = sarena;
+		dh = darena;
+		*kind = sh ? (dh ? cudaMemcpyHostToHost :
+			      cudaMemcpyHostToDevice) :
+			(dh ? cudaMemcpyDeviceToHost :
+			      cudaMemcpyDeviceToDevice);
+		return 0;
+	default:
+		return cudaErrorInvalidMemcpyDirection;
+	}
+	if ((sh && !sa && !sarena) || (dh && !da && !darena))
+		return cudaErrorInvalidValue;
+	*kind = a->kind;
+	return 0;
+}
+
 int xd_op_array_copy(struct xd_session *s,
 		     const struct xcuda_array_copy_args *a,
 		     struct xd_call *call)
 {
 	int async = !!(a->flags & XCUDA_COPY_ASYNC), arrays, err;
+	struct xcuda_array_copy_args b;
 	cudaArray_t sa, da;
 	void *sp = NULL, *dp = NULL;
 	cudaStream_t st = NULL;
 
 	(void)call;
 	if ((a->flags & ~XD_AC_FLAGS) || a->fn < XCUDA_AC_3D ||
-	    a->fn > XCUDA_AC_ARRAY_TO_ARRAY || xd_copy_wraps(a))
+	    a->fn > XCUDA_AC_3D_PEER || xd_copy_wraps(a))
+		return cudaErrorInvalidValue;
+	/* Only a peer copy names devices. */
+	if (a->fn != XCUDA_AC_3D_PEER && (a->sdev || a->ddev))
 		return cudaErrorInvalidValue;
 	arrays = xd_copy_arrays(a->fn);
 	/* An array side is never the arena. */
 	if (((arrays & 1) && (a->flags & XCUDA_COPY_SRC_ARENA)) ||
 	    ((arrays & 2) && (a->flags & XCUDA_COPY_DST_ARENA)))
 		return cudaErrorInvalidValue;
+	b = *a;
+	err = xd_copy_kind(a, arrays, &b.kind);
+	if (err)
+		return err;
 	err = xd_array_arg(s, a->src_array, &sa);
 	if (!err)
 		err = xd_array_arg(s, a->dst_array, &da);
@@ -279,7 +367,7 @@ int xd_op_array_copy(struct xd_session *s,
 		err = xd_stream_lookup(&s->streams, a->stream, &st);
 	if (err)
 		return err;
-	err = xd_copy_call(a, sa, sp, da, dp, async, st);
+	err = xd_copy_call(&b, sa, sp, da, dp, async, st);
 	if (!err && async && (a->flags & XCUDA_COPY_STAGED))
 		err = cudaStreamSynchronize(st);
 	return err;
@@ -383,19 +471,21 @@ int xd_op_create_texture_object(
 	xd_res_t w;
 	int err;
 
-	_Static_assert(sizeof(a->tex) == sizeof(tex), "texture descriptor");
 	(void)call;
-	if (a->view.len && a->view.len != sizeof(view))
+	if ((a->tex.len && a->tex.len != sizeof(tex)) ||
+	    (a->view.len && a->view.len != sizeof(view)))
 		return cudaErrorInvalidValue;
 	memcpy(&w, a, sizeof(w));
 	err = xd_res_from_wire(s, &w, &res);
 	if (err)
 		return err;
-	memcpy(&tex, a->tex, sizeof(tex));
-	/* The extent was checked against the arena: copy it once. */
+	/* The extents were checked against the arena: copy each once. */
+	if (a->tex.len)
+		memcpy(&tex, s->chan->arena + a->tex.off, sizeof(tex));
 	if (a->view.len)
 		memcpy(&view, s->chan->arena + a->view.off, sizeof(view));
-	err = cudaCreateTextureObject(&obj, &res, &tex,
+	/* A missing descriptor is CUDA's to answer for. */
+	err = cudaCreateTextureObject(&obj, &res, a->tex.len ? &tex : NULL,
 				      a->view.len ? &view : NULL);
 	if (err)
 		return err;

@@ -129,11 +129,17 @@ static cudaError_t xc_ac_rows(const struct xc_ac *c, int src,
 	m->slices = 1;
 	switch (a->fn) {
 	case XCUDA_AC_3D:
+	case XCUDA_AC_3D_PEER:
 		if (other) {
 			err = xc_elem_size(other, &es, NULL);
 			if (err)
 				return err;
 		}
+		/*
+		 * With an array on the other side, CUDA counts the width
+		 * and the pointer's x position in that array's elements;
+		 * between two pointers both are bytes.
+		 */
 		if (__builtin_mul_overflow(a->extent[0], es, &m->wb) ||
 		    __builtin_mul_overflow(pitch, src ? a->sysize : a->dysize,
 					   &m->hslice))
@@ -144,7 +150,8 @@ static cudaError_t xc_ac_rows(const struct xc_ac *c, int src,
 		if (__builtin_mul_overflow(pos[2], m->hslice, &m->off) ||
 		    __builtin_mul_overflow(pos[1], pitch, &t) ||
 		    __builtin_add_overflow(m->off, t, &m->off) ||
-		    __builtin_add_overflow(m->off, pos[0], &m->off))
+		    __builtin_mul_overflow(pos[0], es, &t) ||
+		    __builtin_add_overflow(m->off, t, &m->off))
 			return cudaErrorInvalidValue;
 		break;
 	case XCUDA_AC_2D_TO_ARRAY:
@@ -488,7 +495,8 @@ static cudaError_t xc_ac_run(struct xc_ac *c, cudaStream_t stream,
 		ss = XC_AC_ARENA;
 	if (ds == XC_AC_HOST && !dspan)
 		ds = XC_AC_ARENA;
-	if (ss >= XC_AC_ARENA && ds >= XC_AC_ARENA) {
+	if (ss >= XC_AC_ARENA && ds >= XC_AC_ARENA &&
+	    a->fn != XCUDA_AC_3D_PEER) {
 		/* Host to host: only cudaMemcpy3D has two pointer sides. */
 		if (sm.wb > sm.hpitch || sm.wb > dm.hpitch)
 			return xc_ret(cudaErrorInvalidPitchValue);
@@ -588,6 +596,72 @@ cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p,
 				   cudaStream_t stream)
 {
 	return xc_memcpy3d(p, stream, 1, 1);
+}
+
+/*
+ * cudaMemcpy3DPeer(Async): device memory and arrays on both sides, so
+ * never staged; a pointer in the arena goes as its offset, as in
+ * cudaMemcpy3D, and CUDA says what it says of it.
+ */
+static cudaError_t xc_memcpy3d_peer(const struct cudaMemcpy3DPeerParms *p,
+				    cudaStream_t stream, int async,
+				    int per_thread)
+{
+	struct xc_ac c;
+
+	if (!p)
+		return xc_ret(cudaErrorInvalidValue);
+	memset(&c, 0, sizeof(c));
+	c.a.fn = XCUDA_AC_3D_PEER;
+	c.a.kind = cudaMemcpyDeviceToDevice;
+	c.a.sdev = p->srcDevice;
+	c.a.ddev = p->dstDevice;
+	c.sarr = p->srcArray;
+	c.darr = p->dstArray;
+	c.a.src = (uintptr_t)p->srcPtr.ptr;
+	c.a.spitch = p->srcPtr.pitch;
+	c.a.sxsize = p->srcPtr.xsize;
+	c.a.sysize = p->srcPtr.ysize;
+	c.a.dst = (uintptr_t)p->dstPtr.ptr;
+	c.a.dpitch = p->dstPtr.pitch;
+	c.a.dxsize = p->dstPtr.xsize;
+	c.a.dysize = p->dstPtr.ysize;
+	c.a.spos[0] = p->srcPos.x;
+	c.a.spos[1] = p->srcPos.y;
+	c.a.spos[2] = p->srcPos.z;
+	c.a.dpos[0] = p->dstPos.x;
+	c.a.dpos[1] = p->dstPos.y;
+	c.a.dpos[2] = p->dstPos.z;
+	c.a.extent[0] = p->extent.width;
+	c.a.extent[1] = p->extent.height;
+	c.a.extent[2] = p->extent.depth;
+	c.async = async;
+	return xc_ac_run(&c, stream, per_thread);
+}
+
+cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
+{
+	return xc_memcpy3d_peer(p, 0, 0, 0);
+}
+
+cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *p);
+cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *p)
+{
+	return xc_memcpy3d_peer(p, 0, 0, 1);
+}
+
+cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p,
+				  cudaStream_t stream)
+{
+	return xc_memcpy3d_peer(p, stream, 1, 0);
+}
+
+cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *p,
+				       cudaStream_t stream);
+cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *p,
+				       cudaStream_t stream)
+{
+	return xc_memcpy3d_peer(p, stream, 1, 1);
 }
 
 /* The 2D and 1D array calls: one copy of the 3D kind's fields. */
@@ -844,25 +918,28 @@ cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject,
 {
 	struct xcuda_create_texture_object_args a;
 	struct xcuda_create_texture_object_res r;
-	struct xc_xfer x;
+	struct xc_xfer x[2];
 	xc_res_t w;
 	cudaError_t err;
 
-	_Static_assert(sizeof(a.tex) == sizeof(*pTexDesc), "texture desc");
-	if (!pTexObject || !pResDesc || !pTexDesc)
+	/* A NULL texture descriptor travels as none: CUDA answers for it. */
+	if (!pTexObject || !pResDesc)
 		return xc_ret(cudaErrorInvalidValue);
 	err = xc_res_out(pResDesc, &w);
 	if (err)
 		return xc_ret(err);
 	memset(&a, 0, sizeof(a));
 	memcpy(&a, &w, sizeof(w));
-	memcpy(a.tex, pTexDesc, sizeof(a.tex));
-	x.ptr = (void *)view;
-	x.len = view ? sizeof(*view) : 0;
-	x.dir = XC_XFER_IN;
-	x.ext = &a.view;
+	x[0].ptr = (void *)pTexDesc;
+	x[0].len = pTexDesc ? sizeof(*pTexDesc) : 0;
+	x[0].dir = XC_XFER_IN;
+	x[0].ext = &a.tex;
+	x[1].ptr = (void *)view;
+	x[1].len = view ? sizeof(*view) : 0;
+	x[1].dir = XC_XFER_IN;
+	x[1].ext = &a.view;
 	err = xc_forward_xfer(XCUDA_OP_CREATE_TEXTURE_OBJECT, &a, sizeof(a),
-			      &r, sizeof(r), &x, 1);
+			      &r, sizeof(r), x, 2);
 	if (err)
 		return err;
 	*pTexObject = r.obj;

@@ -174,6 +174,7 @@ enum xcuda_array_copy_fn {
 	XCUDA_AC_TO_ARRAY = 5,		/* cudaMemcpyToArray(Async) */
 	XCUDA_AC_FROM_ARRAY = 6,	/* cudaMemcpyFromArray(Async) */
 	XCUDA_AC_ARRAY_TO_ARRAY = 7,	/* cudaMemcpyArrayToArray */
+	XCUDA_AC_3D_PEER = 8,		/* cudaMemcpy3DPeer(Async) */
 };
 
 /*

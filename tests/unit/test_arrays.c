@@ -205,6 +205,22 @@ static void test_copies(uint32_t arr)
 	c.extent[2] = ARENA / (256 * 16) + 1;
 	ANSWER("3D box past the arena", SEND(&A, XCUDA_OP_ARRAY_COPY, c),
 	       cudaErrorInvalidValue);
+	c.fn = XCUDA_AC_3D_PEER;
+	ANSWER("3D peer box past the arena",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.extent[2] = 2;
+	c.dpos[1] = UINT64_MAX / 256;
+	ANSWER("3D peer row times pitch overflows",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.dpos[1] = 0;
+	c.fn = XCUDA_AC_3D;
+	c.ddev = 1;
+	ANSWER("a device named by a copy that is not a peer copy",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.ddev = 0;
+	c.sdev = -1;
+	ANSWER("a negative source device outside a peer copy",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
 
 	/* An array position whose end wraps. */
 	memset(&c, 0, sizeof(c));
@@ -220,11 +236,45 @@ static void test_copies(uint32_t arr)
 	ANSWER("array row plus height wraps",
 	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
 
+	/*
+	 * A pointer side that is not the arena, called host memory: CUDA
+	 * would read or write the worker's own memory.
+	 */
+	c = base;
+	c.extent[1] = 2;
+	c.flags = 0;
+	c.src = 0x10000;
+	ANSWER("2D host kind on a side outside the arena",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.src_array = arr;
+	ANSWER("2D host side outside the arena, a source array named",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	memset(&c, 0, sizeof(c));
+	c.fn = XCUDA_AC_3D;
+	c.kind = cudaMemcpyDeviceToHost;
+	c.src = 0x10000;
+	c.dst = 0x20000;
+	c.spitch = c.dpitch = 64;
+	c.sysize = c.dysize = 1;
+	c.extent[0] = 64;
+	c.extent[1] = c.extent[2] = 1;
+	ANSWER("3D host destination outside the arena",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.kind = cudaMemcpyHostToHost;
+	ANSWER("3D host to host outside the arena",
+	       SEND(&A, XCUDA_OP_ARRAY_COPY, c), cudaErrorInvalidValue);
+	c.kind = 7;
+	ANSWER("3D unknown kind", SEND(&A, XCUDA_OP_ARRAY_COPY, c),
+	       cudaErrorInvalidMemcpyDirection);
+
 	/* Malformed calls. */
 	c = base;
 	c.extent[1] = 1;
 	c.fn = 0;
 	ANSWER("copy call 0", SEND(&A, XCUDA_OP_ARRAY_COPY, c),
+	       cudaErrorInvalidValue);
+	c.fn = XCUDA_AC_3D_PEER + 1;
+	ANSWER("copy call past the last", SEND(&A, XCUDA_OP_ARRAY_COPY, c),
 	       cudaErrorInvalidValue);
 	c.fn = 99;
 	ANSWER("copy call 99", SEND(&A, XCUDA_OP_ARRAY_COPY, c),
@@ -287,6 +337,16 @@ static void test_resources(void)
 	t.view = (struct xcuda_extent){ ARENA - 8,
 					sizeof(struct cudaResourceViewDesc) };
 	ANSWER("view descriptor past the arena",
+	       SEND(&A, XCUDA_OP_CREATE_TEXTURE_OBJECT, t),
+	       cudaErrorInvalidValue);
+	t.view = (struct xcuda_extent){ 0, 0 };
+	t.tex = (struct xcuda_extent){ 0, 5 };
+	ANSWER("texture descriptor of the wrong size",
+	       SEND(&A, XCUDA_OP_CREATE_TEXTURE_OBJECT, t),
+	       cudaErrorInvalidValue);
+	t.tex = (struct xcuda_extent){ ARENA - 8,
+				       sizeof(struct cudaTextureDesc) };
+	ANSWER("texture descriptor past the arena",
 	       SEND(&A, XCUDA_OP_CREATE_TEXTURE_OBJECT, t),
 	       cudaErrorInvalidValue);
 

@@ -323,9 +323,24 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim,
 			 sharedMem, stream, 1);
 }
 
-/* Resolves @func for a query.  Returns with the session lock held. */
-static cudaError_t xc_func_locked(const void *func, struct xc_session **sp,
-				  struct xc_func **fp)
+/*
+ * What a query answers for a pointer that names no kernel.  CUDA 13 takes
+ * an unknown non-NULL pointer for a cudaKernel_t handle, which the driver
+ * refuses (cudaErrorInvalidResourceHandle); NULL is no function at all.
+ */
+cudaError_t xc_func_unknown(const void *func)
+{
+	return func ? cudaErrorInvalidResourceHandle :
+		      cudaErrorInvalidDeviceFunction;
+}
+
+/*
+ * Resolves @func for a query; a pointer that names no kernel answers
+ * @unknown (NULL: cudaErrorInvalidDeviceFunction).  Returns with the
+ * session lock held.
+ */
+static cudaError_t xc_func_locked(const void *func, cudaError_t unknown,
+				  struct xc_session **sp, struct xc_func **fp)
 {
 	struct xc_func *f = xc_func_lookup(func);
 	cudaError_t err = xc_ready(sp);
@@ -333,7 +348,7 @@ static cudaError_t xc_func_locked(const void *func, struct xc_session **sp,
 	if (err)
 		return err;
 	if (!f)
-		return cudaErrorInvalidDeviceFunction;
+		return func ? unknown : cudaErrorInvalidDeviceFunction;
 	pthread_mutex_lock(&(*sp)->lock);
 	err = xc_func_resolve(*sp, f);
 	if (err) {
@@ -357,7 +372,7 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
 
 	if (!attr)
 		return xc_ret(cudaErrorInvalidValue);
-	err = xc_func_locked(func, &s, &f);
+	err = xc_func_locked(func, xc_func_unknown(func), &s, &f);
 	if (err)
 		return xc_ret(err);
 	off = xc_staging_get(s, sizeof(*attr), sizeof(*attr), &got);
@@ -393,7 +408,7 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr,
 	struct xc_func *f = xc_func_lookup(func);
 	cudaError_t err;
 
-	err = xc_func_handle(func, &a.func, cudaErrorInvalidDeviceFunction);
+	err = xc_func_handle(func, &a.func, xc_func_unknown(func));
 	if (err)
 		return xc_ret(err);
 	a.attr = attr;
@@ -411,9 +426,7 @@ cudaError_t xc_func_handle(const void *func, uint32_t *h,
 	struct xc_func *f;
 	cudaError_t err;
 
-	err = xc_func_locked(func, &s, &f);
-	if (err == cudaErrorInvalidDeviceFunction && func)
-		return unknown;
+	err = xc_func_locked(func, unknown, &s, &f);
 	if (err)
 		return err;
 	*h = f->handle;

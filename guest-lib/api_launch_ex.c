@@ -290,7 +290,7 @@ static cudaError_t xc_occ_cluster(uint16_t op, int *out, const void *func,
 	if (err)
 		return xc_ret(err);
 	if (!f)
-		return xc_ret(cudaErrorInvalidDeviceFunction);
+		return xc_ret(xc_func_unknown(func));
 	if (xc_stream_handle(c->stream, 0, &a.stream))
 		return xc_ret(cudaErrorInvalidResourceHandle);
 
@@ -364,7 +364,10 @@ cudaError_t cudaOccupancyMaxActiveClusters(
  * (the mangled one, as CUDA answers), the layout the worker reported,
  * and the registry's own handle as the kernel or function.  Each waits
  * for the session first, so that a process without a GPU fails them as
- * CUDA does.
+ * CUDA does.  A pointer that names no kernel answers as CUDA 13 does:
+ * cudaErrorInvalidResourceHandle where a cudaKernel_t is accepted,
+ * cudaErrorInvalidDeviceFunction from the two that take only an entry
+ * function's address (cudaGetKernel, cudaGetFuncBySymbol).
  */
 cudaError_t cudaFuncGetName(const char **name, const void *func)
 {
@@ -378,7 +381,7 @@ cudaError_t cudaFuncGetName(const char **name, const void *func)
 		return xc_ret(cudaErrorInvalidValue);
 	f = xc_func_lookup(func);
 	if (!f)
-		return xc_ret(cudaErrorInvalidDeviceFunction);
+		return xc_ret(xc_func_unknown(func));
 	*name = f->name;
 	return cudaSuccess;
 }
@@ -393,7 +396,7 @@ cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex,
 	if (err)
 		return xc_ret(err);
 	if (!f)
-		return xc_ret(cudaErrorInvalidDeviceFunction);
+		return xc_ret(xc_func_unknown(func));
 	pthread_mutex_lock(&s->lock);
 	err = xc_func_resolve(s, f);
 	if (!err && paramIndex >= f->nparams)

@@ -236,6 +236,12 @@ void xc_pt_streams_reset(int dev);
  */
 cudaError_t xc_func_handle(const void *func, uint32_t *h,
 			   cudaError_t unknown);
+/*
+ * CUDA 13's answer for @func when it names no kernel: NULL
+ * cudaErrorInvalidDeviceFunction, any other pointer (taken for a
+ * cudaKernel_t) cudaErrorInvalidResourceHandle.
+ */
+cudaError_t xc_func_unknown(const void *func);
 
 /* ---- launches (api_launch.c) ---- */
 

@@ -10,8 +10,9 @@
  * occupancy queries, every cudaFuncSetAttribute attribute with the
  * cudaFuncGetAttributes fields after it, and the kernel queries
  * (cudaFuncGetName, cudaFuncGetParamInfo, cudaGetKernel,
- * cudaGetFuncBySymbol).  Cluster features need sm_90: on an older device
- * those parts print that they are skipped.
+ * cudaGetFuncBySymbol), and what every call that takes a kernel answers
+ * for a pointer that is none.  Cluster features need sm_90: on an older
+ * device those parts print that they are skipped.
  */
 #include <cooperative_groups.h>
 
@@ -641,6 +642,54 @@ static void kernel_queries(void)
 	CK(cudaFree(d));
 }
 
+/*
+ * Pointers that name no kernel: CUDA 13 takes any of them for a
+ * cudaKernel_t, which the driver refuses, wherever a kernel handle is
+ * accepted; cudaGetKernel takes only an entry function's address.
+ */
+static int not_a_kernel_var;
+static void host_only(void) {}
+
+static void unknown_functions(int major)
+{
+	const void *unk = (const void *)&not_a_kernel_var;
+	const void *host = (const void *)host_only;
+	cudaFuncAttributes fa;
+	const char *name = NULL;
+	size_t off = 0, size = 0;
+	int n = 0, v = 0, nn = 1, *d = NULL;
+	void *args[] = { &d, &nn, &v };
+
+	SHOW(cudaFuncGetAttributes(&fa, unk));
+	SHOW(cudaFuncGetAttributes(&fa, host));
+	SHOW(cudaFuncSetAttribute(
+		host, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
+	SHOW(cudaFuncSetCacheConfig(unk, cudaFuncCachePreferL1));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	SHOW(cudaFuncSetSharedMemConfig(unk, cudaSharedMemBankSizeFourByte));
+#pragma GCC diagnostic pop
+	SHOW(cudaFuncGetName(&name, host));
+	SHOW(cudaFuncGetParamInfo(unk, 0, &off, &size));
+	SHOW(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, unk, 128, 0));
+	SHOW(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+		&n, host, 128, 0, cudaOccupancyDisableCachingOverride));
+	SHOW(cudaOccupancyAvailableDynamicSMemPerBlock(&size, unk, 1, 128));
+	SHOW(cudaKernelSetAttributeForDevice(
+		(cudaKernel_t)unk, cudaFuncAttributeMaxDynamicSharedMemorySize,
+		1024, 0));
+	SHOW(cudaLaunchKernel(unk, dim3(1), dim3(1), args, 0, 0));
+	SHOW(cudaLaunchCooperativeKernel(unk, dim3(1), dim3(1), args, 0, 0));
+	cudaLaunchConfig_t c = config(dim3(2), dim3(128), 0, 0, NULL, 0);
+	SHOW(cudaLaunchKernelExC(&c, unk, args));
+	if (major >= 9) {
+		SHOW(cudaOccupancyMaxPotentialClusterSize(&v, unk, &c));
+		SHOW(cudaOccupancyMaxActiveClusters(&v, host, &c));
+	}
+	/* Nothing launched: the context is as it was. */
+	CK(cudaDeviceSynchronize());
+}
+
 int main(void)
 {
 	cudaDeviceProp p;
@@ -655,6 +704,7 @@ int main(void)
 	attributes();
 	func_attributes();
 	kernel_queries();
+	unknown_functions(major);
 	CK(cudaDeviceSynchronize());
 	return xct_finish("launch_ex");
 }

@@ -26,9 +26,12 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
 #include "xcuda/graph.h"
+#include "log.h"
 #include "ops.h"
 
 _Static_assert(sizeof(struct xcuda_gparams) == 272, "gparams size");
@@ -619,6 +622,88 @@ out:
 	return err;
 }
 
+/*
+ * The driver's entry point @name of version @ver, or NULL.  The worker
+ * loads kernels with cudaLibraryLoadData, so the runtime cannot map a
+ * kernel node's function back to a host stub: the driver answers.
+ */
+static void *xd_drv_sym(const char *name, int ver)
+{
+	enum cudaDriverEntryPointQueryResult q;
+	void *p = NULL;
+
+	if (cudaGetDriverEntryPointByVersion(name, &p, (unsigned int)ver,
+					     cudaEnableDefault, &q) ||
+	    q != cudaDriverEntryPointSuccess)
+		p = NULL;
+	cudaGetLastError();
+	if (!p)
+		xd_log(XD_LOG_DEBUG, "no %s in the driver", name);
+	return p;
+}
+
+/* The session's kernel whose function in this context is @fn, or NULL. */
+static const void *xd_kernel_of_function(struct xd_session *s, CUfunction fn)
+{
+	static PFN_cuKernelGetFunction_v12000 get;
+	static int tried;
+	CUfunction f;
+	void *k;
+	uint32_t h;
+
+	if (!tried) {
+		tried = 1;
+		get = (PFN_cuKernelGetFunction_v12000)
+			xd_drv_sym("cuKernelGetFunction", 12000);
+	}
+	if (!get || !fn)
+		return NULL;
+	for (h = 0; (h = xd_htab_next(&s->funcs, h));) {
+		k = xd_htab_get(&s->funcs, h)->ptr;
+		f = NULL;
+		if (get(&f, (CUkernel)k) == CUDA_SUCCESS && f == fn)
+			return k;
+	}
+	return NULL;
+}
+
+/*
+ * A kernel node's parameters, its kernel as one the session knows where
+ * it can be found: the node's CUkernel, or the kernel of its CUfunction.
+ * CUresult and cudaError_t share the values of the errors that matter
+ * here (invalid value, invalid handle).
+ */
+static int xd_kernel_node_get(struct xd_session *s, cudaGraphNode_t n,
+			      struct cudaKernelNodeParams *kp)
+{
+	static PFN_cuGraphKernelNodeGetParams_v12000 get;
+	static int tried;
+	CUDA_KERNEL_NODE_PARAMS_v2 dp;
+	const void *k;
+	CUresult r;
+
+	if (!tried) {
+		tried = 1;
+		get = (PFN_cuGraphKernelNodeGetParams_v12000)
+			xd_drv_sym("cuGraphKernelNodeGetParams", 12000);
+	}
+	if (!get)
+		return cudaGraphKernelNodeGetParams(n, kp);
+	memset(&dp, 0, sizeof(dp));
+	r = get((CUgraphNode)n, &dp);
+	if (r != CUDA_SUCCESS)
+		return (int)r;
+	k = dp.kern ? (const void *)dp.kern :
+		xd_kernel_of_function(s, dp.func);
+	kp->func = (void *)(k ? k : (const void *)dp.func);
+	kp->gridDim = (dim3){ dp.gridDimX, dp.gridDimY, dp.gridDimZ };
+	kp->blockDim = (dim3){ dp.blockDimX, dp.blockDimY, dp.blockDimZ };
+	kp->sharedMemBytes = dp.sharedMemBytes;
+	kp->kernelParams = dp.kernelParams;
+	kp->extra = dp.extra;
+	return 0;
+}
+
 int xd_op_graph_node_get_params(
 		struct xd_session *s,
 		const struct xcuda_graph_node_get_params_args *a,
@@ -647,7 +732,7 @@ int xd_op_graph_node_get_params(
 	switch (a->entry) {
 	case XCUDA_GN_KERNEL:
 		memset(&kp, 0, sizeof(kp));
-		err = cudaGraphKernelNodeGetParams(n, &kp);
+		err = xd_kernel_node_get(s, n, &kp);
 		if (err)
 			break;
 		if (kp.extra) {
@@ -904,6 +989,15 @@ static int xd_lent_any(struct xd_session *s)
 	return 0;
 }
 
+static int xd_still_capturing(cudaStream_t stream)
+{
+	enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+
+	if (cudaStreamIsCapturing(stream, &st))
+		cudaGetLastError();
+	return st != cudaStreamCaptureStatusNone;
+}
+
 int xd_op_stream_end_capture(struct xd_session *s,
 			     const struct xcuda_stream_end_capture_args *a,
 			     struct xcuda_stream_end_capture_res *r,
@@ -928,16 +1022,26 @@ int xd_op_stream_end_capture(struct xd_session *s,
 		else
 			cudaGetLastError();
 	}
-	err = cudaStreamEndCapture(stream, &g);
+	if (a->nograph > 1)
+		return cudaErrorInvalidValue;
+	err = cudaStreamEndCapture(stream, a->nograph ? NULL : &g);
 	e = lent ? xd_htab_get(xd_graphs(s), lent) : NULL;
 	if (err) {
 		/*
 		 * A failed capture's own graph is gone with its nodes; a graph
-		 * the session or a node owns stays.
+		 * the session or a node owns stays, and so does the lent one
+		 * while the capture goes on (CUDA refused a NULL pGraph).
 		 */
-		if (e && e->borrowed && !e->owner && !g)
+		if (e && e->borrowed && !e->owner && !g &&
+		    !(a->nograph && xd_still_capturing(stream)))
 			xd_graph_forget(s, lent);
 		return err;
+	}
+	if (a->nograph) {
+		/* The program's own graph, captured into: nothing to name. */
+		if (e && e->borrowed && !e->owner)
+			e->borrowed = 0;
+		return 0;
 	}
 	r->pGraph = xd_find(xd_graphs(s), g);
 	if (r->pGraph) {

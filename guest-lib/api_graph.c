@@ -34,6 +34,8 @@ cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(
 	cudaStream_t stream, cudaGraphNode_t *dependencies,
 	const cudaGraphEdgeData *dependencyData, size_t numDependencies,
 	unsigned int flags);
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream,
+				      cudaGraph_t *pGraph);
 cudaError_t cudaStreamBeginCaptureToGraph_ptsz(
 	cudaStream_t stream, cudaGraph_t graph,
 	const cudaGraphNode_t *dependencies,
@@ -1477,4 +1479,36 @@ cudaError_t cudaStreamBeginCaptureToGraph_ptsz(
 {
 	return xc_capture_to_graph(stream, graph, dependencies,
 				   dependencyData, numDependencies, mode, 1);
+}
+
+/* NULL @pgraph reaches CUDA: a capture into the program's graph takes it. */
+static cudaError_t xc_end_capture(cudaStream_t stream, cudaGraph_t *pgraph,
+				  int per_thread)
+{
+	struct xcuda_stream_end_capture_args a = { 0 };
+	struct xcuda_stream_end_capture_res r = { 0 };
+	cudaError_t err;
+
+	if (xc_stream_handle(stream, per_thread, &a.stream))
+		return xc_ret(cudaErrorInvalidResourceHandle);
+	a.nograph = !pgraph;
+	err = xc_call_stream_end_capture(&a, &r);
+	if (err)
+		return err;
+	if (!pgraph)
+		return cudaSuccess;
+	if (r.pGraph < XCUDA_HANDLE_FIRST)
+		return xc_ret(cudaErrorUnknown);
+	*pgraph = (cudaGraph_t)(uintptr_t)r.pGraph;
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+	return xc_end_capture(stream, pGraph, 0);
+}
+
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+	return xc_end_capture(stream, pGraph, 1);
 }

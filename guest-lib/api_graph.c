@@ -18,6 +18,7 @@
 
 #include "xcuda/graph.h"
 #include "guest.h"
+#include "hostfn.h"
 
 /* The per-thread default stream's entry points (no header declares them). */
 cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec,
@@ -311,6 +312,27 @@ static cudaError_t xc_gp_alloc(const struct cudaMemAllocNodeParams *p,
 	return cudaSuccess;
 }
 
+/*
+ * A host node's function: registered under a token of ours that the
+ * worker's node names, kept for the session (clones of the graph and
+ * executable graphs share it).
+ */
+static cudaError_t xc_gp_host(struct xc_session *s, cudaHostFn_t fn,
+			      void *data, struct xcuda_gparams *w)
+{
+	struct xc_hostfn f = { .kind = XC_HOSTFN_HOST, .fn.host = fn,
+			       .data = data };
+	cudaError_t err;
+
+	w->type = cudaGraphNodeTypeHost;
+	if (!fn)
+		return cudaErrorInvalidValue;
+	err = xc_hostfn_start(s);
+	if (!err)
+		err = xc_hostfn_register(&f, XC_HOSTFN_KEEP, &w->token);
+	return err;
+}
+
 /* Node parameters of any kind, in a new buffer. */
 struct xc_gin {
 	int entry;
@@ -336,7 +358,7 @@ static cudaError_t xc_gp_build(struct xc_session *s, const struct xc_gin *in,
 	*buf = NULL;
 	if (entry == XCUDA_GN_KERNEL || entry == XCUDA_GN_MEM_ALLOC ||
 	    entry == XCUDA_GN_GENERIC || entry == XCUDA_GN_MEMCPY ||
-	    entry == XCUDA_GN_MEMSET)
+	    entry == XCUDA_GN_MEMSET || entry == XCUDA_GN_HOST)
 		if (!in->p)
 			return cudaErrorInvalidValue;
 	if (entry == XCUDA_GN_KERNEL)
@@ -393,6 +415,11 @@ static cudaError_t xc_gp_build(struct xc_session *s, const struct xc_gin *in,
 		w->type = cudaGraphNodeTypeMemFree;
 		w->dptr = (uintptr_t)in->dptr;
 		return cudaSuccess;
+	case XCUDA_GN_HOST: {
+		const struct cudaHostNodeParams *hp = in->p;
+
+		return xc_gp_host(s, hp->fn, hp->userData, w);
+	}
 	}
 	/* cudaGraphNodeParams of the other kinds. */
 	w->type = np->type;
@@ -423,8 +450,10 @@ static cudaError_t xc_gp_build(struct xc_session *s, const struct xc_gin *in,
 		w->cond_type = np->conditional.type;
 		w->cond_size = np->conditional.size;
 		return cudaSuccess;
+	case cudaGraphNodeTypeHost:
+		return xc_gp_host(s, np->host.fn, np->host.userData, w);
 	default:
-		/* Host nodes, external semaphores: not forwarded. */
+		/* External semaphores: not forwarded. */
 		return cudaErrorNotSupported;
 	}
 }
@@ -443,6 +472,7 @@ static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 	cudaGraph_t *bodies = NULL;
 	uint8_t *buf = NULL;
 	uint32_t len = 0, i, type = 0, nbodies = 0;
+	uint64_t token = 0;
 	cudaError_t err = xc_ready(&s);
 
 	if (err)
@@ -458,6 +488,7 @@ static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 	/* Ours, before the answer overwrites the buffer. */
 	type = w->type;
 	nbodies = w->cond_size;
+	token = w->token;
 	a.entry = (uint32_t)in->entry;
 	a.ndeps = ndeps;
 	{
@@ -471,6 +502,8 @@ static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 		err = xc_forward_xfer(XCUDA_OP_GRAPH_ADD_NODE, &a, sizeof(a),
 				      &r, sizeof(r), x, 3);
 	}
+	if (err && token)
+		xc_hostfn_forget(token);
 	if (err)
 		goto out;
 	if (type == cudaGraphNodeTypeConditional && bodies_out) {
@@ -654,6 +687,8 @@ static cudaError_t xc_set_params(cudaGraphExec_t exec, cudaGraphNode_t node,
 		a.entry = (uint32_t)in->entry;
 		err = xc_forward_xfer(XCUDA_OP_GRAPH_NODE_SET_PARAMS, &a,
 				      sizeof(a), NULL, 0, &x, 1);
+		if (err && ((struct xcuda_gparams *)buf)->token)
+			xc_hostfn_forget(((struct xcuda_gparams *)buf)->token);
 	}
 	free(buf);
 	return xc_ret(err);
@@ -757,6 +792,37 @@ cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec,
 	if (!graphExec)
 		return xc_ret(cudaErrorInvalidValue);
 	return xc_set_params(graphExec, node, &in);
+}
+
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode,
+				 cudaGraph_t graph,
+				 const cudaGraphNode_t *pDependencies,
+				 size_t numDependencies,
+				 const struct cudaHostNodeParams *p)
+{
+	struct xc_gin in = { .entry = XCUDA_GN_HOST, .p = p };
+
+	return xc_add_node(pGraphNode, graph, pDependencies, NULL,
+			   numDependencies, &in, NULL, NULL);
+}
+
+cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node,
+				       const struct cudaHostNodeParams *p)
+{
+	struct xc_gin in = { .entry = XCUDA_GN_HOST, .p = p };
+
+	return xc_set_params(NULL, node, &in);
+}
+
+cudaError_t cudaGraphExecHostNodeSetParams(
+	cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+	const struct cudaHostNodeParams *p)
+{
+	struct xc_gin in = { .entry = XCUDA_GN_HOST, .p = p };
+
+	if (!hGraphExec)
+		return xc_ret(cudaErrorInvalidValue);
+	return xc_set_params(hGraphExec, node, &in);
 }
 
 /* GRAPH_NODE_GET_PARAMS into a new buffer of @len bytes. */
@@ -1481,6 +1547,71 @@ cudaError_t cudaStreamBeginCaptureToGraph_ptsz(
 				   dependencyData, numDependencies, mode, 1);
 }
 
+/* The function and data we registered under the node's token. */
+cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node,
+				       struct cudaHostNodeParams *p)
+{
+	struct xcuda_gparams *w;
+	struct xc_session *s;
+	struct xc_hostfn f;
+	uint8_t *buf;
+	cudaError_t err = xc_ready(&s);
+
+	if (err)
+		return xc_ret(err);
+	if (!p)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_get_params(node, XCUDA_GN_HOST, sizeof(*w), &buf);
+	if (err)
+		return xc_ret(err);
+	w = (struct xcuda_gparams *)buf;
+	if (xc_hostfn_get(w->token, &f) || f.kind != XC_HOSTFN_HOST) {
+		err = cudaErrorNotSupported;
+	} else {
+		p->fn = f.fn.host;
+		p->userData = f.data;
+	}
+	free(buf);
+	return xc_ret(err);
+}
+
+/* ---- user objects ---- */
+
+/* The destructor is ours to run, once, when the worker's trampoline asks. */
+cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr,
+				 cudaHostFn_t destroy,
+				 unsigned int initialRefcount,
+				 unsigned int flags)
+{
+	struct xcuda_user_object_create_args a = { 0 };
+	struct xcuda_user_object_create_res r = { 0 };
+	struct xc_hostfn f = { .kind = XC_HOSTFN_HOST, .fn.host = destroy,
+			       .data = ptr };
+	struct xc_session *s;
+	cudaError_t err = xc_ready(&s);
+
+	if (err)
+		return xc_ret(err);
+	if (!object_out || !destroy)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_hostfn_start(s);
+	if (!err)
+		err = xc_hostfn_register(&f, 0, &a.token);
+	if (err)
+		return xc_ret(err);
+	a.count = initialRefcount;
+	a.flags = flags;
+	err = xc_call_user_object_create(&a, &r);
+	if (err) {
+		xc_hostfn_forget(a.token);
+		return err;
+	}
+	if (r.object < XCUDA_HANDLE_FIRST)
+		return xc_ret(cudaErrorUnknown);
+	*object_out = (cudaUserObject_t)(uintptr_t)r.object;
+	return cudaSuccess;
+}
+
 /* NULL @pgraph reaches CUDA: a capture into the program's graph takes it. */
 static cudaError_t xc_end_capture(cudaStream_t stream, cudaGraph_t *pgraph,
 				  int per_thread)
@@ -1497,9 +1628,9 @@ static cudaError_t xc_end_capture(cudaStream_t stream, cudaGraph_t *pgraph,
 		return err;
 	if (!pgraph)
 		return cudaSuccess;
-	if (r.pGraph < XCUDA_HANDLE_FIRST)
+	if (r.graph < XCUDA_HANDLE_FIRST)
 		return xc_ret(cudaErrorUnknown);
-	*pgraph = (cudaGraph_t)(uintptr_t)r.pGraph;
+	*pgraph = (cudaGraph_t)(uintptr_t)r.graph;
 	return cudaSuccess;
 }
 

@@ -18,6 +18,7 @@
 
 #include "xcuda/graph.h"
 #include "guest.h"
+#include "graph_bounce.h"
 #include "hostfn.h"
 
 /* The per-thread default stream's entry points (no header declares them). */
@@ -126,11 +127,28 @@ static int xc_mapped(const void *p)
 	return msync((void *)((uintptr_t)p & ~(page - 1)), 1, MS_ASYNC) == 0;
 }
 
+/*
+ * Whether @p, a side of a copy, is pageable (or registered) host memory:
+ * not the arena, not device memory; @host: 1 a host side, 0 a device
+ * side, 2 either (cudaMemcpyDefault: a pointer this process maps).
+ */
+static int xc_pageable(struct xc_session *s, const void *p, int host)
+{
+	struct xc_range r;
+	uint64_t off;
+
+	if (xc_in_arena(s, p, 1, &off))
+		return 0;
+	if (!xc_range_find((uintptr_t)p, &r) && r.kind == XC_R_DEVICE)
+		return 0;
+	return host == 1 || !xc_range_find((uintptr_t)p, &r) ||
+	       (host == 2 && xc_mapped(p));
+}
+
 /* A side of a copy: the arena by offset, else a device address. */
 static cudaError_t xc_side(struct xc_session *s, const void *p, int host,
 			   struct xcuda_gside *sd)
 {
-	struct xc_range r;
 	uint64_t off;
 	static int said;
 
@@ -139,24 +157,19 @@ static cudaError_t xc_side(struct xc_session *s, const void *p, int host,
 		sd->ptr = off;
 		return cudaSuccess;
 	}
-	if (!xc_range_find((uintptr_t)p, &r) && r.kind == XC_R_DEVICE) {
-		sd->where = XCUDA_GSIDE_DEV;
-		sd->ptr = (uintptr_t)p;
-		return cudaSuccess;
-	}
-	/*
-	 * Pageable memory: a host side, registered memory, or (for
-	 * cudaMemcpyDefault) a pointer this process has mapped.
-	 */
-	if (host == 1 || !xc_range_find((uintptr_t)p, &r) ||
-	    (host == 2 && xc_mapped(p))) {
-		/* The worker replays the node later: it cannot see it. */
-		xc_warn_once(&said, "graph copy nodes take device memory or "
-			     "cudaMallocHost memory, not pageable or "
-			     "registered host memory");
+	if (xc_pageable(s, p, host)) {
+		/*
+		 * The worker replays the node later: it cannot see it.  New
+		 * nodes go through a bounce block (api_graph_bounce.c); what
+		 * reaches here is a change of an existing node's copy, or a
+		 * memset of host memory.
+		 */
+		xc_warn_once(&said, "graph copy nodes take pageable host "
+			     "memory only when they are made, not in a "
+			     "change of their parameters");
 		return cudaErrorInvalidValue;
 	}
-	/* Unknown here: a graph allocation's address, say; CUDA checks. */
+	/* Device memory, or unknown here (a graph allocation): CUDA checks. */
 	sd->where = XCUDA_GSIDE_DEV;
 	sd->ptr = (uintptr_t)p;
 	return cudaSuccess;
@@ -458,6 +471,40 @@ static cudaError_t xc_gp_build(struct xc_session *s, const struct xc_gin *in,
 	}
 }
 
+/*
+ * A new copy node's parameters as a 3D copy, and which of its sides is
+ * pageable (XC_BOUNCE_*, both or neither: 0).
+ */
+static int xc_bounce_which(struct xc_session *s, const struct xc_gin *in,
+			   struct cudaMemcpy3DParms *cp)
+{
+	const struct cudaGraphNodeParams *np = in->p;
+	int hs, hd, ps, pd;
+
+	memset(cp, 0, sizeof(*cp));
+	if (in->entry == XCUDA_GN_MEMCPY && in->p) {
+		*cp = *(const struct cudaMemcpy3DParms *)in->p;
+	} else if (in->entry == XCUDA_GN_GENERIC && np &&
+		   np->type == cudaGraphNodeTypeMemcpy && !np->memcpy.flags) {
+		*cp = np->memcpy.copyParams;
+	} else if (in->entry == XCUDA_GN_MEMCPY_1D) {
+		cp->srcPtr = (struct cudaPitchedPtr){ (void *)in->src,
+						      in->count, in->count, 1 };
+		cp->dstPtr = (struct cudaPitchedPtr){ in->dst, in->count,
+						      in->count, 1 };
+		cp->extent = (struct cudaExtent){ in->count, 1, 1 };
+		cp->kind = in->kind;
+	} else {
+		return 0;
+	}
+	if (cp->srcArray || cp->dstArray)
+		return 0;
+	xc_kind_hosts(cp->kind, &hs, &hd);
+	ps = xc_pageable(s, cp->srcPtr.ptr, hs);
+	pd = xc_pageable(s, cp->dstPtr.ptr, hd);
+	return ps == pd ? 0 : ps ? XC_BOUNCE_SRC : XC_BOUNCE_DST;
+}
+
 static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 			       const cudaGraphNode_t *deps,
 			       const cudaGraphEdgeData *edata, size_t ndeps,
@@ -479,6 +526,15 @@ static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 		return xc_ret(err);
 	if (!pnode || xc_hin(graph, &a.graph))
 		return xc_ret(cudaErrorInvalidValue);
+	{
+		struct cudaMemcpy3DParms cp;
+		int which = xc_bounce_which(s, in, &cp);
+
+		/* Pageable memory: a bounce block and a host node. */
+		if (which)
+			return xc_bounce_node(pnode, graph, deps, edata, ndeps,
+					      &cp, which);
+	}
 	err = xc_nodes_in(deps, ndeps, &hs);
 	if (!err)
 		err = xc_gp_build(s, in, &buf, &len);

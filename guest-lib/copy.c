@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "graph_bounce.h"
 #include "guest.h"
 
 #define XC_WINDOW 8
@@ -329,6 +330,12 @@ cudaError_t xc_memcpy(void *dst, const void *src, size_t count,
 		memmove(dst, src, count);
 		return cudaSuccess;
 	}
+	/* Staging would run now: a capture needs the copy at each launch. */
+	if (async && (ss == XC_HOST || ds == XC_HOST) && xc_bounce_capture &&
+	    xc_bounce_capture(dst, src, count, kind, stream, per_thread,
+			      ss == XC_HOST ? XC_BOUNCE_SRC : XC_BOUNCE_DST,
+			      &err))
+		return err;
 	pthread_mutex_lock(&s->lock);
 	ss = xc_registered(ss, src, count, &reg, &soff);
 	ds = xc_registered(ds, dst, count, &reg, &doff);

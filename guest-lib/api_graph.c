@@ -139,7 +139,9 @@ static int xc_pageable(struct xc_session *s, const void *p, int host)
 
 	if (xc_in_arena(s, p, 1, &off))
 		return 0;
-	if (!xc_range_find((uintptr_t)p, &r) && r.kind == XC_R_DEVICE)
+	/* Managed memory is device memory whatever the kind says. */
+	if (!xc_range_find((uintptr_t)p, &r) &&
+	    (r.kind == XC_R_DEVICE || r.kind == XC_R_MANAGED))
 		return 0;
 	return host == 1 || !xc_range_find((uintptr_t)p, &r) ||
 	       (host == 2 && xc_mapped(p));
@@ -1580,6 +1582,8 @@ static cudaError_t xc_capture_to_graph(cudaStream_t stream, cudaGraph_t graph,
 				      &a, sizeof(a), NULL, 0, x, 2);
 	}
 	free(hs);
+	if (!err)
+		xc_capture_count(1);
 	return xc_ret(err);
 }
 
@@ -1668,6 +1672,62 @@ cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr,
 	return cudaSuccess;
 }
 
+/*
+ * Captures the process began and has not ended, as far as the library
+ * can tell: a pageable cudaMemcpyAsync asks whether its stream is
+ * captured only while there may be one.  Never below zero; a count left
+ * too high only costs that question.
+ */
+static unsigned int xc_captures;
+
+void xc_capture_count(int delta)
+{
+	unsigned int n = __atomic_load_n(&xc_captures, __ATOMIC_RELAXED);
+
+	while (delta > 0 || n) {
+		if (__atomic_compare_exchange_n(&xc_captures, &n,
+						delta > 0 ? n + 1 : n - 1, 0,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+int xc_capture_maybe(void)
+{
+	return __atomic_load_n(&xc_captures, __ATOMIC_RELAXED) != 0;
+}
+
+static cudaError_t xc_begin_capture(cudaStream_t stream,
+				    enum cudaStreamCaptureMode mode,
+				    int per_thread)
+{
+	struct xcuda_stream_begin_capture_args a = { 0 };
+	cudaError_t err;
+
+	if (xc_stream_handle(stream, per_thread, &a.stream))
+		return xc_ret(cudaErrorInvalidResourceHandle);
+	a.mode = mode;
+	err = xc_call_stream_begin_capture(&a);
+	if (!err)
+		xc_capture_count(1);
+	return err;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
+				   enum cudaStreamCaptureMode mode)
+{
+	return xc_begin_capture(stream, mode, 0);
+}
+
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+					enum cudaStreamCaptureMode mode);
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+					enum cudaStreamCaptureMode mode)
+{
+	return xc_begin_capture(stream, mode, 1);
+}
+
 /* NULL @pgraph reaches CUDA: a capture into the program's graph takes it. */
 static cudaError_t xc_end_capture(cudaStream_t stream, cudaGraph_t *pgraph,
 				  int per_thread)
@@ -1680,6 +1740,10 @@ static cudaError_t xc_end_capture(cudaStream_t stream, cudaGraph_t *pgraph,
 		return xc_ret(cudaErrorInvalidResourceHandle);
 	a.nograph = !pgraph;
 	err = xc_call_stream_end_capture(&a, &r);
+	/* The capture is over when it ended, well or not. */
+	if (err == cudaSuccess || err == cudaErrorStreamCaptureInvalidated ||
+	    err == cudaErrorStreamCaptureUnjoined)
+		xc_capture_count(-1);
 	if (err)
 		return err;
 	if (!pgraph)

@@ -45,6 +45,11 @@ int xc_bounce_capture(void *dst, const void *src, size_t count,
 		      int per_thread, int which, cudaError_t *err)
 	__attribute__((weak));
 
+/* A capture began (+1) or ended (-1) (api_graph.c). */
+void xc_capture_count(int delta);
+/* Whether a capture may be under way: weak, as xc_bounce_capture. */
+int xc_capture_maybe(void) __attribute__((weak));
+
 /* Bounce blocks live now (bytes), for tests. */
 unsigned long long xc_bounce_bytes(void);
 

@@ -291,8 +291,6 @@ static void user_objects(cudaStream_t s)
 	cudaUserObject_t bad;
 	SHOW(cudaUserObjectCreate(&bad, &uo_flag[2], NULL, 1,
 				  cudaUserObjectNoDestructorSync));
-	SHOW(cudaUserObjectCreate(&bad, &uo_flag[2], uo_destroy, 0,
-				  cudaUserObjectNoDestructorSync));
 }
 
 /* ---- copy nodes that name pageable memory ---- */

@@ -1052,6 +1052,8 @@ int xd_op_stream_end_capture(struct xd_session *s,
 	int err;
 
 	(void)call;
+	if (a->nograph > 1)
+		return cudaErrorInvalidValue;
 	err = xd_stream_lookup(&s->streams, a->stream, &stream);
 	if (err)
 		return err;
@@ -1063,8 +1065,6 @@ int xd_op_stream_end_capture(struct xd_session *s,
 		else
 			cudaGetLastError();
 	}
-	if (a->nograph > 1)
-		return cudaErrorInvalidValue;
 	err = cudaStreamEndCapture(stream, a->nograph ? NULL : &g);
 	e = lent ? xd_htab_get(xd_graphs(s), lent) : NULL;
 	if (err) {

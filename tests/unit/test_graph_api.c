@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "xcuda/graph.h"
+#include "dom0-daemon/hostfn.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/ops.h"
 #include "dom0-daemon/worker.h"
@@ -604,6 +605,51 @@ static void test_user_objects(void)
 	unplant(&A);
 }
 
+/*
+ * Host nodes answer their token from the worker's own context, never for
+ * another session's; a host node's context goes when its add fails.
+ */
+static void test_host_tokens(void)
+{
+	struct xcuda_hostfn_setup_args hs = { 8192, 4096 };
+	struct xcuda_gparams *w = (struct xcuda_gparams *)(A.chan.arena +
+							   4096);
+	struct xcuda_graph_add_node_args an = { 0 };
+	unsigned int before;
+	void *ud = NULL;
+
+	expect("host function area", CALL(&A, XCUDA_OP_HOSTFN_SETUP, hs), 0);
+	REQUIRE_MSG(!xd_hostfn_ctx_new(&A.s, 42, XD_HOSTFN_GRAPH, &ud),
+		    "host context", "no context");
+	CHECK_MSG(xd_hostfn_ctx_token(&A.s, ud) == 42, "the session's token",
+		  "got %llu", (unsigned long long)xd_hostfn_ctx_token(&A.s,
+								       ud));
+	CHECK_MSG(xd_hostfn_ctx_token(&B.s, ud) == 0,
+		  "another session learns no token", "got %llu",
+		  (unsigned long long)xd_hostfn_ctx_token(&B.s, ud));
+	CHECK_MSG(xd_hostfn_ctx_token(&A.s, (void *)(uintptr_t)0x12345) == 0,
+		  "a made-up context names no token", "it did");
+	xd_hostfn_ctx_drop(ud);
+	CHECK_MSG(xd_hostfn_ctx_token(&A.s, ud) == 0,
+		  "a dropped context names no token", "it did");
+
+	/* A host node into a graph that is not the session's. */
+	before = xd_hostfn_ctx_count(&A.s);
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeHost;
+	w->token = 7;
+	an.graph = 0x7777;
+	an.entry = XCUDA_GN_HOST;
+	an.params.off = 4096;
+	an.params.len = GP;
+	expect("a host node into an unknown graph",
+	       CALL(&A, XCUDA_OP_GRAPH_ADD_NODE, an),
+	       cudaErrorInvalidResourceHandle);
+	CHECK_MSG(xd_hostfn_ctx_count(&A.s) == before,
+		  "the refused node's context is gone", "%u, was %u",
+		  xd_hostfn_ctx_count(&A.s), before);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -616,6 +662,7 @@ int main(void)
 	test_params();
 	test_dot();
 	test_user_objects();
+	test_host_tokens();
 	xd_session_fini(&A.s);
 	xd_session_fini(&B.s);
 	free(A.chan.arena);

@@ -180,6 +180,19 @@ void xd_hostfn_ctx_drop(void *user_data)
 	pthread_mutex_unlock(&xd_hf_lock);
 }
 
+uint64_t xd_hostfn_ctx_token(struct xd_session *s, void *user_data)
+{
+	struct xd_hf_ctx *c;
+	uint64_t token = 0;
+
+	pthread_mutex_lock(&xd_hf_lock);
+	c = xd_hf_get(user_data);
+	if (c && s->hostfn && c->st == s->hostfn)
+		token = c->token;
+	pthread_mutex_unlock(&xd_hf_lock);
+	return token;
+}
+
 unsigned int xd_hostfn_ctx_count(struct xd_session *s)
 {
 	unsigned int n;

@@ -49,6 +49,11 @@ int xd_hostfn_ctx_new(struct xd_session *s, uint64_t token,
 void xd_hostfn_ctx_keep(void *user_data);
 /* Forgets a context (a failed enqueue, a destroyed graph). */
 void xd_hostfn_ctx_drop(void *user_data);
+/*
+ * The guest's token of @user_data, a live context of session @s, or 0
+ * (a graph's host node answers its function by the guest's token).
+ */
+uint64_t xd_hostfn_ctx_token(struct xd_session *s, void *user_data);
 /* Contexts of the session, for tests. */
 unsigned int xd_hostfn_ctx_count(struct xd_session *s);
 

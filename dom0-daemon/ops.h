@@ -52,6 +52,7 @@ int xd_kernel_pack(struct xd_session *s, const void *kernel, void **argv,
 		   uint8_t *out, uint32_t cap, uint32_t *h, uint32_t *len);
 /* Graph nodes are CUDA's, never the session's to destroy (ops_graph.c). */
 void xd_graph_node_keep(cudaGraphNode_t node);
+void xd_user_object_keep(cudaUserObject_t object);
 /* Drops graph @gh's handle, its nodes' and those of the graphs they own. */
 void xd_graph_forget(struct xd_session *s, uint32_t gh);
 /*

@@ -26,12 +26,16 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
 #include "xcuda/graph.h"
+#include "hostfn.h"
+#include "log.h"
 #include "ops.h"
 
-_Static_assert(sizeof(struct xcuda_gparams) == 272, "gparams size");
+_Static_assert(sizeof(struct xcuda_gparams) == 280, "gparams size");
 _Static_assert(sizeof(cudaGraphEdgeData) == 8, "edge data size");
 _Static_assert(sizeof(struct cudaMemAccessDesc) == XCUDA_GACC_SIZE,
 	       "access descriptor size");
@@ -211,6 +215,9 @@ struct xd_gp {
 	struct cudaMemAllocNodeParams ap;
 	cudaEvent_t ev;
 	cudaGraph_t g;
+	struct cudaHostNodeParams hp;
+	void *hf;			/* host node: its context */
+	int hf_kept;			/* a node holds it now */
 	struct cudaGraphNodeParams np;	/* the generic form */
 };
 
@@ -218,6 +225,8 @@ static void xd_gp_free(struct xd_gp *p)
 {
 	free(p->buf);
 	free(p->argv);
+	if (p->hf && !p->hf_kept)
+		xd_hostfn_ctx_drop(p->hf);
 }
 
 /* Bytes from a side's start to the end of what a copy touches. */
@@ -387,10 +396,11 @@ static int xd_gp_in(struct xd_session *s, const struct xcuda_extent *e,
 			[XCUDA_GN_EMPTY] = cudaGraphNodeTypeEmpty,
 			[XCUDA_GN_MEM_ALLOC] = cudaGraphNodeTypeMemAlloc,
 			[XCUDA_GN_MEM_FREE] = cudaGraphNodeTypeMemFree,
+			[XCUDA_GN_GENERIC] = 0,
+			[XCUDA_GN_HOST] = cudaGraphNodeTypeHost,
 		};
 
-		if (!entry || entry >= XCUDA_GN_GENERIC || w->type !=
-		    type[entry])
+		if (!entry || entry > XCUDA_GN_HOST || w->type != type[entry])
 			return cudaErrorInvalidValue;
 	}
 	memset(&p->np, 0, sizeof(p->np));
@@ -454,8 +464,18 @@ static int xd_gp_in(struct xd_session *s, const struct xcuda_extent *e,
 			(enum cudaGraphConditionalNodeType)w->cond_type;
 		p->np.conditional.size = w->cond_size;
 		return 0;
+	case cudaGraphNodeTypeHost:
+		/* The guest's function, by its token: our trampoline runs it. */
+		err = xd_hostfn_ctx_new(s, w->token, XD_HOSTFN_GRAPH, &p->hf);
+		if (err)
+			return err;
+		p->hp.fn = xd_hostfn_trampoline;
+		p->hp.userData = p->hf;
+		p->np.host.fn = p->hp.fn;
+		p->np.host.userData = p->hp.userData;
+		return 0;
 	}
-	/* Host nodes and external semaphores need what xcuda lacks. */
+	/* External semaphores need what xcuda lacks. */
 	return cudaErrorNotSupported;
 }
 
@@ -520,12 +540,17 @@ int xd_op_graph_add_node(struct xd_session *s,
 		err = cudaGraphAddMemFreeNode(&n, g, deps, a->ndeps,
 					      p.np.free.dptr);
 		break;
+	case XCUDA_GN_HOST:
+		err = cudaGraphAddHostNode(&n, g, deps, a->ndeps, &p.hp);
+		break;
 	default:
 		err = cudaGraphAddNode(&n, g, deps, ed, a->ndeps, &p.np);
 		break;
 	}
 	if (err)
 		goto out;
+	/* The node holds the context now, named or not. */
+	p.hf_kept = 1;
 	err = xd_node_name(s, n, a->graph, &h);
 	if (err)
 		goto out;
@@ -602,6 +627,10 @@ int xd_op_graph_node_set_params(
 		err = x ? cudaGraphExecMemsetNodeSetParams(x, n, &p.mp) :
 			cudaGraphMemsetNodeSetParams(n, &p.mp);
 		break;
+	case XCUDA_GN_HOST:
+		err = x ? cudaGraphExecHostNodeSetParams(x, n, &p.hp) :
+			cudaGraphHostNodeSetParams(n, &p.hp);
+		break;
 	case XCUDA_GN_GENERIC:
 		if (p.w.type == cudaGraphNodeTypeConditional) {
 			/* Its bodies are fixed when the node is made. */
@@ -619,6 +648,88 @@ out:
 	return err;
 }
 
+/*
+ * The driver's entry point @name of version @ver, or NULL.  The worker
+ * loads kernels with cudaLibraryLoadData, so the runtime cannot map a
+ * kernel node's function back to a host stub: the driver answers.
+ */
+static void *xd_drv_sym(const char *name, int ver)
+{
+	enum cudaDriverEntryPointQueryResult q;
+	void *p = NULL;
+
+	if (cudaGetDriverEntryPointByVersion(name, &p, (unsigned int)ver,
+					     cudaEnableDefault, &q) ||
+	    q != cudaDriverEntryPointSuccess)
+		p = NULL;
+	cudaGetLastError();
+	if (!p)
+		xd_log(XD_LOG_DEBUG, "no %s in the driver", name);
+	return p;
+}
+
+/* The session's kernel whose function in this context is @fn, or NULL. */
+static const void *xd_kernel_of_function(struct xd_session *s, CUfunction fn)
+{
+	static PFN_cuKernelGetFunction_v12000 get;
+	static int tried;
+	CUfunction f;
+	void *k;
+	uint32_t h;
+
+	if (!tried) {
+		tried = 1;
+		get = (PFN_cuKernelGetFunction_v12000)
+			xd_drv_sym("cuKernelGetFunction", 12000);
+	}
+	if (!get || !fn)
+		return NULL;
+	for (h = 0; (h = xd_htab_next(&s->funcs, h));) {
+		k = xd_htab_get(&s->funcs, h)->ptr;
+		f = NULL;
+		if (get(&f, (CUkernel)k) == CUDA_SUCCESS && f == fn)
+			return k;
+	}
+	return NULL;
+}
+
+/*
+ * A kernel node's parameters, its kernel as one the session knows where
+ * it can be found: the node's CUkernel, or the kernel of its CUfunction.
+ * CUresult and cudaError_t share the values of the errors that matter
+ * here (invalid value, invalid handle).
+ */
+static int xd_kernel_node_get(struct xd_session *s, cudaGraphNode_t n,
+			      struct cudaKernelNodeParams *kp)
+{
+	static PFN_cuGraphKernelNodeGetParams_v12000 get;
+	static int tried;
+	CUDA_KERNEL_NODE_PARAMS_v2 dp;
+	const void *k;
+	CUresult r;
+
+	if (!tried) {
+		tried = 1;
+		get = (PFN_cuGraphKernelNodeGetParams_v12000)
+			xd_drv_sym("cuGraphKernelNodeGetParams", 12000);
+	}
+	if (!get)
+		return cudaGraphKernelNodeGetParams(n, kp);
+	memset(&dp, 0, sizeof(dp));
+	r = get((CUgraphNode)n, &dp);
+	if (r != CUDA_SUCCESS)
+		return (int)r;
+	k = dp.kern ? (const void *)dp.kern :
+		xd_kernel_of_function(s, dp.func);
+	kp->func = (void *)(k ? k : (const void *)dp.func);
+	kp->gridDim = (dim3){ dp.gridDimX, dp.gridDimY, dp.gridDimZ };
+	kp->blockDim = (dim3){ dp.blockDimX, dp.blockDimY, dp.blockDimZ };
+	kp->sharedMemBytes = dp.sharedMemBytes;
+	kp->kernelParams = dp.kernelParams;
+	kp->extra = dp.extra;
+	return 0;
+}
+
 int xd_op_graph_node_get_params(
 		struct xd_session *s,
 		const struct xcuda_graph_node_get_params_args *a,
@@ -627,6 +738,7 @@ int xd_op_graph_node_get_params(
 	struct cudaKernelNodeParams kp;
 	struct cudaMemcpy3DParms cp;
 	struct cudaMemAllocNodeParams ap;
+	struct cudaHostNodeParams hp;
 	struct xcuda_gparams *w;
 	cudaGraphNode_t n;
 	uint8_t *buf;
@@ -647,7 +759,7 @@ int xd_op_graph_node_get_params(
 	switch (a->entry) {
 	case XCUDA_GN_KERNEL:
 		memset(&kp, 0, sizeof(kp));
-		err = cudaGraphKernelNodeGetParams(n, &kp);
+		err = xd_kernel_node_get(s, n, &kp);
 		if (err)
 			break;
 		if (kp.extra) {
@@ -721,6 +833,20 @@ int xd_op_graph_node_get_params(
 		for (i = 0; i < ap.accessDescCount; i++)
 			memcpy(buf + sizeof(*w) + i * XCUDA_GACC_SIZE,
 			       &ap.accessDescs[i], XCUDA_GACC_SIZE);
+		break;
+	case XCUDA_GN_HOST:
+		memset(&hp, 0, sizeof(hp));
+		err = cudaGraphHostNodeGetParams(n, &hp);
+		if (err)
+			break;
+		/* Only our trampolines: their context names the token. */
+		w->token = hp.fn == xd_hostfn_trampoline ?
+			xd_hostfn_ctx_token(s, hp.userData) : 0;
+		if (!w->token) {
+			err = cudaErrorNotSupported;
+			break;
+		}
+		w->type = cudaGraphNodeTypeHost;
 		break;
 	default:
 		err = cudaErrorInvalidValue;
@@ -904,6 +1030,15 @@ static int xd_lent_any(struct xd_session *s)
 	return 0;
 }
 
+static int xd_still_capturing(cudaStream_t stream)
+{
+	enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+
+	if (cudaStreamIsCapturing(stream, &st))
+		cudaGetLastError();
+	return st != cudaStreamCaptureStatusNone;
+}
+
 int xd_op_stream_end_capture(struct xd_session *s,
 			     const struct xcuda_stream_end_capture_args *a,
 			     struct xcuda_stream_end_capture_res *r,
@@ -917,6 +1052,8 @@ int xd_op_stream_end_capture(struct xd_session *s,
 	int err;
 
 	(void)call;
+	if (a->nograph > 1)
+		return cudaErrorInvalidValue;
 	err = xd_stream_lookup(&s->streams, a->stream, &stream);
 	if (err)
 		return err;
@@ -928,26 +1065,34 @@ int xd_op_stream_end_capture(struct xd_session *s,
 		else
 			cudaGetLastError();
 	}
-	err = cudaStreamEndCapture(stream, &g);
+	err = cudaStreamEndCapture(stream, a->nograph ? NULL : &g);
 	e = lent ? xd_htab_get(xd_graphs(s), lent) : NULL;
 	if (err) {
 		/*
 		 * A failed capture's own graph is gone with its nodes; a graph
-		 * the session or a node owns stays.
+		 * the session or a node owns stays, and so does the lent one
+		 * while the capture goes on (CUDA refused a NULL pGraph).
 		 */
-		if (e && e->borrowed && !e->owner && !g)
+		if (e && e->borrowed && !e->owner && !g &&
+		    !(a->nograph && xd_still_capturing(stream)))
 			xd_graph_forget(s, lent);
 		return err;
 	}
-	r->pGraph = xd_find(xd_graphs(s), g);
-	if (r->pGraph) {
+	if (a->nograph) {
+		/* The program's own graph, captured into: nothing to name. */
+		if (e && e->borrowed && !e->owner)
+			e->borrowed = 0;
+		return 0;
+	}
+	r->graph = xd_find(xd_graphs(s), g);
+	if (r->graph) {
 		/* Lent during the capture: the session's now, same handle. */
-		e = xd_htab_get(xd_graphs(s), r->pGraph);
+		e = xd_htab_get(xd_graphs(s), r->graph);
 		if (e->borrowed && !e->owner)
 			e->borrowed = 0;
 		return 0;
 	}
-	err = xd_object_add(xd_graphs(s), g, s->device, 0, &r->pGraph);
+	err = xd_object_add(xd_graphs(s), g, s->device, 0, &r->graph);
 	if (err)
 		cudaGraphDestroy(g);
 	return err;
@@ -1240,3 +1385,153 @@ int xd_op_stream_begin_capture_to_graph(
 	free(ed);
 	return err;
 }
+
+/* ---- user objects ---- */
+
+/*
+ * A user object's entry counts the references the session holds (ref);
+ * the session's end releases them (xd_userobj_fini), before the generic
+ * teardown, which then has nothing to do.
+ */
+#define XD_UO_REF_MAX	(1u << 31)
+
+void xd_user_object_keep(cudaUserObject_t object)
+{
+	(void)object;
+}
+
+static struct xd_htab *xd_userobjs(struct xd_session *s)
+{
+	return &s->objects[XD_H_USEROBJ];
+}
+
+/* Drops @count of the session's references to @h's object (CUDA's done). */
+static void xd_userobj_drop(struct xd_session *s, uint32_t h, uint32_t count)
+{
+	struct xd_hent *e = xd_htab_get(xd_userobjs(s), h);
+
+	e->ref -= count;
+	if (!e->ref)
+		xd_htab_del(xd_userobjs(s), h);
+}
+
+/* The object of handle @h of which the session holds @count references. */
+static int xd_userobj_arg(struct xd_session *s, uint32_t h, uint32_t count,
+			  cudaUserObject_t *o)
+{
+	struct xd_hent *e = xd_htab_get(xd_userobjs(s), h);
+
+	if (!e)
+		return cudaErrorInvalidResourceHandle;
+	if (!count || count > e->ref)
+		return cudaErrorInvalidValue;
+	*o = (cudaUserObject_t)e->ptr;
+	return 0;
+}
+
+int xd_op_user_object_create(struct xd_session *s,
+			     const struct xcuda_user_object_create_args *a,
+			     struct xcuda_user_object_create_res *r,
+			     struct xd_call *call)
+{
+	cudaUserObject_t o = NULL;
+	struct xd_hent *e;
+	void *ud = NULL;
+	int err;
+
+	(void)call;
+	if (!a->count || a->count > XD_UO_REF_MAX)
+		return cudaErrorInvalidValue;
+	err = xd_hostfn_ctx_new(s, a->token, XD_HOSTFN_ONESHOT, &ud);
+	if (err)
+		return err;
+	err = cudaUserObjectCreate(&o, ud, xd_hostfn_trampoline, a->count,
+				   a->flags);
+	if (err) {
+		xd_hostfn_ctx_drop(ud);
+		return err;
+	}
+	e = xd_htab_add(xd_userobjs(s), o, &r->object);
+	if (!e) {
+		/* Its destructor runs in the guest: nothing is lost. */
+		cudaUserObjectRelease(o, a->count);
+		return cudaErrorMemoryAllocation;
+	}
+	e->device = s->device;
+	e->ref = a->count;
+	return 0;
+}
+
+int xd_op_user_object_retain(struct xd_session *s,
+			     const struct xcuda_user_object_retain_args *a,
+			     struct xd_call *call)
+{
+	struct xd_hent *e = xd_htab_get(xd_userobjs(s), a->object);
+	int err;
+
+	(void)call;
+	if (!e)
+		return cudaErrorInvalidResourceHandle;
+	if (!a->count || a->count > XD_UO_REF_MAX - e->ref)
+		return cudaErrorInvalidValue;
+	err = cudaUserObjectRetain((cudaUserObject_t)e->ptr, a->count);
+	if (!err)
+		e->ref += a->count;
+	return err;
+}
+
+int xd_op_user_object_release(struct xd_session *s,
+			      const struct xcuda_user_object_release_args *a,
+			      struct xd_call *call)
+{
+	cudaUserObject_t o;
+	int err;
+
+	(void)call;
+	err = xd_userobj_arg(s, a->object, a->count, &o);
+	if (!err)
+		err = cudaUserObjectRelease(o, a->count);
+	if (!err)
+		xd_userobj_drop(s, a->object, a->count);
+	return err;
+}
+
+int xd_op_graph_retain_user_object(
+		struct xd_session *s,
+		const struct xcuda_graph_retain_user_object_args *a,
+		struct xd_call *call)
+{
+	struct xd_hent *e = xd_htab_get(xd_userobjs(s), a->object);
+	int move = a->flags & cudaGraphUserObjectMove, err;
+	cudaUserObject_t o;
+	cudaGraph_t g;
+
+	(void)call;
+	if (!e)
+		return cudaErrorInvalidResourceHandle;
+	err = move ? xd_userobj_arg(s, a->object, a->count, &o) : 0;
+	o = (cudaUserObject_t)e->ptr;
+	if (!err)
+		err = xd_graph_arg(s, a->graph, &g);
+	if (!err)
+		err = cudaGraphRetainUserObject(g, o, a->count, a->flags);
+	if (!err && move)
+		xd_userobj_drop(s, a->object, a->count);
+	return err;
+}
+
+/* After the host functions' end (their order 1), before the objects'. */
+static void xd_userobj_fini(struct xd_session *s)
+{
+	struct xd_hent *e;
+	uint32_t h;
+
+	for (h = 0; (h = xd_htab_next(xd_userobjs(s), h));) {
+		e = xd_htab_get(xd_userobjs(s), h);
+		if (e->ref)
+			cudaUserObjectRelease((cudaUserObject_t)e->ptr, e->ref);
+		xd_htab_del(xd_userobjs(s), h);
+	}
+}
+
+XD_SESSION_HOOKS(userobj, 14, NULL, xd_userobj_fini);

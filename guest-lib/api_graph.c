@@ -18,6 +18,8 @@
 
 #include "xcuda/graph.h"
 #include "guest.h"
+#include "graph_bounce.h"
+#include "hostfn.h"
 
 /* The per-thread default stream's entry points (no header declares them). */
 cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec,
@@ -34,6 +36,8 @@ cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(
 	cudaStream_t stream, cudaGraphNode_t *dependencies,
 	const cudaGraphEdgeData *dependencyData, size_t numDependencies,
 	unsigned int flags);
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream,
+				      cudaGraph_t *pGraph);
 cudaError_t cudaStreamBeginCaptureToGraph_ptsz(
 	cudaStream_t stream, cudaGraph_t graph,
 	const cudaGraphNode_t *dependencies,
@@ -123,11 +127,30 @@ static int xc_mapped(const void *p)
 	return msync((void *)((uintptr_t)p & ~(page - 1)), 1, MS_ASYNC) == 0;
 }
 
+/*
+ * Whether @p, a side of a copy, is pageable (or registered) host memory:
+ * not the arena, not device memory; @host: 1 a host side, 0 a device
+ * side, 2 either (cudaMemcpyDefault: a pointer this process maps).
+ */
+static int xc_pageable(struct xc_session *s, const void *p, int host)
+{
+	struct xc_range r;
+	uint64_t off;
+
+	if (xc_in_arena(s, p, 1, &off))
+		return 0;
+	/* Managed memory is device memory whatever the kind says. */
+	if (!xc_range_find((uintptr_t)p, &r) &&
+	    (r.kind == XC_R_DEVICE || r.kind == XC_R_MANAGED))
+		return 0;
+	return host == 1 || !xc_range_find((uintptr_t)p, &r) ||
+	       (host == 2 && xc_mapped(p));
+}
+
 /* A side of a copy: the arena by offset, else a device address. */
 static cudaError_t xc_side(struct xc_session *s, const void *p, int host,
 			   struct xcuda_gside *sd)
 {
-	struct xc_range r;
 	uint64_t off;
 	static int said;
 
@@ -136,24 +159,19 @@ static cudaError_t xc_side(struct xc_session *s, const void *p, int host,
 		sd->ptr = off;
 		return cudaSuccess;
 	}
-	if (!xc_range_find((uintptr_t)p, &r) && r.kind == XC_R_DEVICE) {
-		sd->where = XCUDA_GSIDE_DEV;
-		sd->ptr = (uintptr_t)p;
-		return cudaSuccess;
-	}
-	/*
-	 * Pageable memory: a host side, registered memory, or (for
-	 * cudaMemcpyDefault) a pointer this process has mapped.
-	 */
-	if (host == 1 || !xc_range_find((uintptr_t)p, &r) ||
-	    (host == 2 && xc_mapped(p))) {
-		/* The worker replays the node later: it cannot see it. */
-		xc_warn_once(&said, "graph copy nodes take device memory or "
-			     "cudaMallocHost memory, not pageable or "
-			     "registered host memory");
+	if (xc_pageable(s, p, host)) {
+		/*
+		 * The worker replays the node later: it cannot see it.  New
+		 * nodes go through a bounce block (api_graph_bounce.c); what
+		 * reaches here is a change of an existing node's copy, or a
+		 * memset of host memory.
+		 */
+		xc_warn_once(&said, "graph copy nodes take pageable host "
+			     "memory only when they are made, not in a "
+			     "change of their parameters");
 		return cudaErrorInvalidValue;
 	}
-	/* Unknown here: a graph allocation's address, say; CUDA checks. */
+	/* Device memory, or unknown here (a graph allocation): CUDA checks. */
 	sd->where = XCUDA_GSIDE_DEV;
 	sd->ptr = (uintptr_t)p;
 	return cudaSuccess;
@@ -309,6 +327,27 @@ static cudaError_t xc_gp_alloc(const struct cudaMemAllocNodeParams *p,
 	return cudaSuccess;
 }
 
+/*
+ * A host node's function: registered under a token of ours that the
+ * worker's node names, kept for the session (clones of the graph and
+ * executable graphs share it).
+ */
+static cudaError_t xc_gp_host(struct xc_session *s, cudaHostFn_t fn,
+			      void *data, struct xcuda_gparams *w)
+{
+	struct xc_hostfn f = { .kind = XC_HOSTFN_HOST, .fn.host = fn,
+			       .data = data };
+	cudaError_t err;
+
+	w->type = cudaGraphNodeTypeHost;
+	if (!fn)
+		return cudaErrorInvalidValue;
+	err = xc_hostfn_start(s);
+	if (!err)
+		err = xc_hostfn_register(&f, XC_HOSTFN_KEEP, &w->token);
+	return err;
+}
+
 /* Node parameters of any kind, in a new buffer. */
 struct xc_gin {
 	int entry;
@@ -334,7 +373,7 @@ static cudaError_t xc_gp_build(struct xc_session *s, const struct xc_gin *in,
 	*buf = NULL;
 	if (entry == XCUDA_GN_KERNEL || entry == XCUDA_GN_MEM_ALLOC ||
 	    entry == XCUDA_GN_GENERIC || entry == XCUDA_GN_MEMCPY ||
-	    entry == XCUDA_GN_MEMSET)
+	    entry == XCUDA_GN_MEMSET || entry == XCUDA_GN_HOST)
 		if (!in->p)
 			return cudaErrorInvalidValue;
 	if (entry == XCUDA_GN_KERNEL)
@@ -391,6 +430,11 @@ static cudaError_t xc_gp_build(struct xc_session *s, const struct xc_gin *in,
 		w->type = cudaGraphNodeTypeMemFree;
 		w->dptr = (uintptr_t)in->dptr;
 		return cudaSuccess;
+	case XCUDA_GN_HOST: {
+		const struct cudaHostNodeParams *hp = in->p;
+
+		return xc_gp_host(s, hp->fn, hp->userData, w);
+	}
 	}
 	/* cudaGraphNodeParams of the other kinds. */
 	w->type = np->type;
@@ -421,10 +465,46 @@ static cudaError_t xc_gp_build(struct xc_session *s, const struct xc_gin *in,
 		w->cond_type = np->conditional.type;
 		w->cond_size = np->conditional.size;
 		return cudaSuccess;
+	case cudaGraphNodeTypeHost:
+		return xc_gp_host(s, np->host.fn, np->host.userData, w);
 	default:
-		/* Host nodes, external semaphores: not forwarded. */
+		/* External semaphores: not forwarded. */
 		return cudaErrorNotSupported;
 	}
+}
+
+/*
+ * A new copy node's parameters as a 3D copy, and which of its sides is
+ * pageable (XC_BOUNCE_*, both or neither: 0).
+ */
+static int xc_bounce_which(struct xc_session *s, const struct xc_gin *in,
+			   struct cudaMemcpy3DParms *cp)
+{
+	const struct cudaGraphNodeParams *np = in->p;
+	int hs, hd, ps, pd;
+
+	memset(cp, 0, sizeof(*cp));
+	if (in->entry == XCUDA_GN_MEMCPY && in->p) {
+		*cp = *(const struct cudaMemcpy3DParms *)in->p;
+	} else if (in->entry == XCUDA_GN_GENERIC && np &&
+		   np->type == cudaGraphNodeTypeMemcpy && !np->memcpy.flags) {
+		*cp = np->memcpy.copyParams;
+	} else if (in->entry == XCUDA_GN_MEMCPY_1D) {
+		cp->srcPtr = (struct cudaPitchedPtr){ (void *)in->src,
+						      in->count, in->count, 1 };
+		cp->dstPtr = (struct cudaPitchedPtr){ in->dst, in->count,
+						      in->count, 1 };
+		cp->extent = (struct cudaExtent){ in->count, 1, 1 };
+		cp->kind = in->kind;
+	} else {
+		return 0;
+	}
+	if (cp->srcArray || cp->dstArray)
+		return 0;
+	xc_kind_hosts(cp->kind, &hs, &hd);
+	ps = xc_pageable(s, cp->srcPtr.ptr, hs);
+	pd = xc_pageable(s, cp->dstPtr.ptr, hd);
+	return ps == pd ? 0 : ps ? XC_BOUNCE_SRC : XC_BOUNCE_DST;
 }
 
 static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
@@ -441,12 +521,22 @@ static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 	cudaGraph_t *bodies = NULL;
 	uint8_t *buf = NULL;
 	uint32_t len = 0, i, type = 0, nbodies = 0;
+	uint64_t token = 0;
 	cudaError_t err = xc_ready(&s);
 
 	if (err)
 		return xc_ret(err);
 	if (!pnode || xc_hin(graph, &a.graph))
 		return xc_ret(cudaErrorInvalidValue);
+	{
+		struct cudaMemcpy3DParms cp;
+		int which = xc_bounce_which(s, in, &cp);
+
+		/* Pageable memory: a bounce block and a host node. */
+		if (which)
+			return xc_bounce_node(pnode, graph, deps, edata, ndeps,
+					      &cp, which);
+	}
 	err = xc_nodes_in(deps, ndeps, &hs);
 	if (!err)
 		err = xc_gp_build(s, in, &buf, &len);
@@ -456,6 +546,7 @@ static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 	/* Ours, before the answer overwrites the buffer. */
 	type = w->type;
 	nbodies = w->cond_size;
+	token = w->token;
 	a.entry = (uint32_t)in->entry;
 	a.ndeps = ndeps;
 	{
@@ -469,6 +560,8 @@ static cudaError_t xc_add_node(cudaGraphNode_t *pnode, cudaGraph_t graph,
 		err = xc_forward_xfer(XCUDA_OP_GRAPH_ADD_NODE, &a, sizeof(a),
 				      &r, sizeof(r), x, 3);
 	}
+	if (err && token)
+		xc_hostfn_forget(token);
 	if (err)
 		goto out;
 	if (type == cudaGraphNodeTypeConditional && bodies_out) {
@@ -652,6 +745,8 @@ static cudaError_t xc_set_params(cudaGraphExec_t exec, cudaGraphNode_t node,
 		a.entry = (uint32_t)in->entry;
 		err = xc_forward_xfer(XCUDA_OP_GRAPH_NODE_SET_PARAMS, &a,
 				      sizeof(a), NULL, 0, &x, 1);
+		if (err && ((struct xcuda_gparams *)buf)->token)
+			xc_hostfn_forget(((struct xcuda_gparams *)buf)->token);
 	}
 	free(buf);
 	return xc_ret(err);
@@ -755,6 +850,37 @@ cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec,
 	if (!graphExec)
 		return xc_ret(cudaErrorInvalidValue);
 	return xc_set_params(graphExec, node, &in);
+}
+
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode,
+				 cudaGraph_t graph,
+				 const cudaGraphNode_t *pDependencies,
+				 size_t numDependencies,
+				 const struct cudaHostNodeParams *p)
+{
+	struct xc_gin in = { .entry = XCUDA_GN_HOST, .p = p };
+
+	return xc_add_node(pGraphNode, graph, pDependencies, NULL,
+			   numDependencies, &in, NULL, NULL);
+}
+
+cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node,
+				       const struct cudaHostNodeParams *p)
+{
+	struct xc_gin in = { .entry = XCUDA_GN_HOST, .p = p };
+
+	return xc_set_params(NULL, node, &in);
+}
+
+cudaError_t cudaGraphExecHostNodeSetParams(
+	cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+	const struct cudaHostNodeParams *p)
+{
+	struct xc_gin in = { .entry = XCUDA_GN_HOST, .p = p };
+
+	if (!hGraphExec)
+		return xc_ret(cudaErrorInvalidValue);
+	return xc_set_params(hGraphExec, node, &in);
 }
 
 /* GRAPH_NODE_GET_PARAMS into a new buffer of @len bytes. */
@@ -1456,6 +1582,8 @@ static cudaError_t xc_capture_to_graph(cudaStream_t stream, cudaGraph_t graph,
 				      &a, sizeof(a), NULL, 0, x, 2);
 	}
 	free(hs);
+	if (!err)
+		xc_capture_count(1);
 	return xc_ret(err);
 }
 
@@ -1477,4 +1605,161 @@ cudaError_t cudaStreamBeginCaptureToGraph_ptsz(
 {
 	return xc_capture_to_graph(stream, graph, dependencies,
 				   dependencyData, numDependencies, mode, 1);
+}
+
+/* The function and data we registered under the node's token. */
+cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node,
+				       struct cudaHostNodeParams *p)
+{
+	struct xcuda_gparams *w;
+	struct xc_session *s;
+	struct xc_hostfn f;
+	uint8_t *buf;
+	cudaError_t err = xc_ready(&s);
+
+	if (err)
+		return xc_ret(err);
+	if (!p)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_get_params(node, XCUDA_GN_HOST, sizeof(*w), &buf);
+	if (err)
+		return xc_ret(err);
+	w = (struct xcuda_gparams *)buf;
+	if (xc_hostfn_get(w->token, &f) || f.kind != XC_HOSTFN_HOST) {
+		err = cudaErrorNotSupported;
+	} else {
+		p->fn = f.fn.host;
+		p->userData = f.data;
+	}
+	free(buf);
+	return xc_ret(err);
+}
+
+/* ---- user objects ---- */
+
+/* The destructor is ours to run, once, when the worker's trampoline asks. */
+cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr,
+				 cudaHostFn_t destroy,
+				 unsigned int initialRefcount,
+				 unsigned int flags)
+{
+	struct xcuda_user_object_create_args a = { 0 };
+	struct xcuda_user_object_create_res r = { 0 };
+	struct xc_hostfn f = { .kind = XC_HOSTFN_HOST, .fn.host = destroy,
+			       .data = ptr };
+	struct xc_session *s;
+	cudaError_t err = xc_ready(&s);
+
+	if (err)
+		return xc_ret(err);
+	if (!object_out || !destroy)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_hostfn_start(s);
+	if (!err)
+		err = xc_hostfn_register(&f, 0, &a.token);
+	if (err)
+		return xc_ret(err);
+	a.count = initialRefcount;
+	a.flags = flags;
+	err = xc_call_user_object_create(&a, &r);
+	if (err) {
+		xc_hostfn_forget(a.token);
+		return err;
+	}
+	if (r.object < XCUDA_HANDLE_FIRST)
+		return xc_ret(cudaErrorUnknown);
+	*object_out = (cudaUserObject_t)(uintptr_t)r.object;
+	return cudaSuccess;
+}
+
+/*
+ * Captures the process began and has not ended, as far as the library
+ * can tell: a pageable cudaMemcpyAsync asks whether its stream is
+ * captured only while there may be one.  Never below zero; a count left
+ * too high only costs that question.
+ */
+static unsigned int xc_captures;
+
+void xc_capture_count(int delta)
+{
+	unsigned int n = __atomic_load_n(&xc_captures, __ATOMIC_RELAXED);
+
+	while (delta > 0 || n) {
+		if (__atomic_compare_exchange_n(&xc_captures, &n,
+						delta > 0 ? n + 1 : n - 1, 0,
+						__ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return;
+	}
+}
+
+int xc_capture_maybe(void)
+{
+	return __atomic_load_n(&xc_captures, __ATOMIC_RELAXED) != 0;
+}
+
+static cudaError_t xc_begin_capture(cudaStream_t stream,
+				    enum cudaStreamCaptureMode mode,
+				    int per_thread)
+{
+	struct xcuda_stream_begin_capture_args a = { 0 };
+	cudaError_t err;
+
+	if (xc_stream_handle(stream, per_thread, &a.stream))
+		return xc_ret(cudaErrorInvalidResourceHandle);
+	a.mode = mode;
+	err = xc_call_stream_begin_capture(&a);
+	if (!err)
+		xc_capture_count(1);
+	return err;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
+				   enum cudaStreamCaptureMode mode)
+{
+	return xc_begin_capture(stream, mode, 0);
+}
+
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+					enum cudaStreamCaptureMode mode);
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+					enum cudaStreamCaptureMode mode)
+{
+	return xc_begin_capture(stream, mode, 1);
+}
+
+/* NULL @pgraph reaches CUDA: a capture into the program's graph takes it. */
+static cudaError_t xc_end_capture(cudaStream_t stream, cudaGraph_t *pgraph,
+				  int per_thread)
+{
+	struct xcuda_stream_end_capture_args a = { 0 };
+	struct xcuda_stream_end_capture_res r = { 0 };
+	cudaError_t err;
+
+	if (xc_stream_handle(stream, per_thread, &a.stream))
+		return xc_ret(cudaErrorInvalidResourceHandle);
+	a.nograph = !pgraph;
+	err = xc_call_stream_end_capture(&a, &r);
+	/* The capture is over when it ended, well or not. */
+	if (err == cudaSuccess || err == cudaErrorStreamCaptureInvalidated ||
+	    err == cudaErrorStreamCaptureUnjoined)
+		xc_capture_count(-1);
+	if (err)
+		return err;
+	if (!pgraph)
+		return cudaSuccess;
+	if (r.graph < XCUDA_HANDLE_FIRST)
+		return xc_ret(cudaErrorUnknown);
+	*pgraph = (cudaGraph_t)(uintptr_t)r.graph;
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+	return xc_end_capture(stream, pGraph, 0);
+}
+
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+	return xc_end_capture(stream, pGraph, 1);
 }

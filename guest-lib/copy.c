@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "graph_bounce.h"
 #include "guest.h"
 
 #define XC_WINDOW 8
@@ -301,6 +302,30 @@ static int xc_known(enum xc_side ss, const void *src, uint64_t sext,
 	       (ds != XC_DEV || xc_range_dev_extent((uintptr_t)dst, dext));
 }
 
+/*
+ * A pageable async copy while a capture may be under way: bounced into
+ * the graph if its stream is captured (1, *@err), else 0.  Memory the
+ * worker maps (registered regions) is copied as usual.
+ */
+static int xc_staged_capture(struct xc_session *s, void *dst, const void *src,
+			     size_t count, enum cudaMemcpyKind kind,
+			     cudaStream_t stream, int per_thread,
+			     enum xc_side ss, enum xc_side ds, cudaError_t *err)
+{
+	uint64_t off;
+	uint32_t reg;
+
+	pthread_mutex_lock(&s->lock);
+	ss = xc_registered(ss, src, count, &reg, &off);
+	ds = xc_registered(ds, dst, count, &reg, &off);
+	pthread_mutex_unlock(&s->lock);
+	if (ss != XC_HOST && ds != XC_HOST)
+		return 0;
+	return xc_bounce_capture(dst, src, count, kind, stream, per_thread,
+				 ss == XC_HOST ? XC_BOUNCE_SRC : XC_BOUNCE_DST,
+				 err);
+}
+
 cudaError_t xc_memcpy(void *dst, const void *src, size_t count,
 		      enum cudaMemcpyKind kind, cudaStream_t stream,
 		      int async, int per_thread)
@@ -329,6 +354,12 @@ cudaError_t xc_memcpy(void *dst, const void *src, size_t count,
 		memmove(dst, src, count);
 		return cudaSuccess;
 	}
+	/* Staging would run now: a capture needs the copy at each launch. */
+	if (async && (ss == XC_HOST || ds == XC_HOST) &&
+	    xc_capture_maybe && xc_capture_maybe() &&
+	    xc_staged_capture(s, dst, src, count, kind, stream, per_thread,
+			      ss, ds, &err))
+		return err;
 	pthread_mutex_lock(&s->lock);
 	ss = xc_registered(ss, src, count, &reg, &soff);
 	ds = xc_registered(ds, dst, count, &reg, &doff);

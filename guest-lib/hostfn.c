@@ -181,6 +181,21 @@ void xc_hostfn_forget(uint64_t token)
 	pthread_mutex_unlock(&xc_hf.lock);
 }
 
+int xc_hostfn_get(uint64_t token, struct xc_hostfn *f)
+{
+	struct xc_hf_ent **p;
+	int ret = -1;
+
+	pthread_mutex_lock(&xc_hf.lock);
+	p = xc_hf_find(token);
+	if (token && *p) {
+		*f = (*p)->f;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&xc_hf.lock);
+	return ret;
+}
+
 unsigned int xc_hostfn_count(void)
 {
 	unsigned int n;

@@ -54,6 +54,8 @@ cudaError_t xc_hostfn_register(const struct xc_hostfn *f, unsigned int flags,
 void xc_hostfn_keep(uint64_t token);
 /* The enqueue failed, or its graph is gone. */
 void xc_hostfn_forget(uint64_t token);
+/* A copy of @token's entry, left in the table: 0, or -1 if unknown. */
+int xc_hostfn_get(uint64_t token, struct xc_hostfn *f);
 /* True on the thread that runs host functions (CUDA calls are refused). */
 int xc_hostfn_on_runner(void);
 

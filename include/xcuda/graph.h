@@ -7,7 +7,8 @@
  * (nacc, 12 bytes each: struct cudaMemAccessDesc) or, in GRAPH_ADD_NODE's
  * answer, the conditional bodies' graph handles (cond_size u32).  Nothing
  * in it is a pointer of either side: kernels, events and graphs are
- * handles, host memory is an arena offset.
+ * handles, host memory is an arena offset, a host node's function is
+ * the guest's token for it.
  */
 #ifndef XCUDA_GRAPH_H
 #define XCUDA_GRAPH_H
@@ -27,6 +28,7 @@ enum xcuda_gentry {
 	XCUDA_GN_MEM_ALLOC,
 	XCUDA_GN_MEM_FREE,
 	XCUDA_GN_GENERIC,	/* cudaGraphAddNode, cudaGraph*NodeSetParams */
+	XCUDA_GN_HOST,		/* cudaGraphAddHostNode, its get and set */
 };
 
 /* What GRAPH_NODE_LIST lists. */
@@ -81,6 +83,8 @@ struct xcuda_gparams {
 	uint64_t dptr;		/* mem alloc (answer), mem free */
 	uint32_t nacc;		/* mem alloc: access descriptors */
 	uint32_t rsvd;
+	uint64_t token;		/* host node: the guest's host function
+				 * (docs/protocol.md, "Host functions") */
 };
 
 #define XCUDA_GACC_SIZE		12	/* struct cudaMemAccessDesc */

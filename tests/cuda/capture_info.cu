@@ -5,8 +5,10 @@
  * dependency counts, the graph under capture counted and then ended),
  * cudaStreamUpdateCaptureDependencies, cudaStreamBeginCaptureToGraph
  * into a graph that has a node already, cudaThreadExchangeStreamCaptureMode
- * there and back, and a relaxed capture around a cudaMalloc.  Counts,
- * results and error names only.
+ * there and back, a relaxed capture around a cudaMalloc, copies from and
+ * to pageable memory captured (the graph launched several times with the
+ * memory changing in between), and the end of a capture without pGraph.
+ * Counts, results and error names only.
  */
 #include "common/xct.h"
 
@@ -213,6 +215,64 @@ int main(void)
 	SHOW(cudaStreamGetCaptureInfo(s, NULL, NULL, NULL, NULL, NULL, NULL));
 	SHOW(cudaStreamUpdateCaptureDependencies(
 		s, NULL, NULL, 0, cudaStreamSetCaptureDependencies));
+
+	/* ---- copies of pageable memory captured ---- */
+	int *hin = (int *)malloc(N * sizeof(int));
+	int *hout = (int *)malloc(N * sizeof(int));
+	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	CK(cudaMemcpyAsync(a, hin, N * sizeof(int), cudaMemcpyHostToDevice,
+			   s));
+	addk<<<4, 256, 0, s>>>(a, N, 2);
+	CKLAUNCH();
+	CK(cudaMemcpyAsync(hout, a, N * sizeof(int), cudaMemcpyDeviceToHost,
+			   s));
+	CK(cudaStreamEndCapture(s, &g));
+	printf("pageable capture: %zu nodes\n", count_nodes(g));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	for (int l = 0; l < 3; l++) {
+		for (int i = 0; i < N; i++)
+			hin[i] = i * (l + 3);
+		memset(hout, 0, N * sizeof(int));
+		CK(cudaGraphLaunch(ge, s));
+		CK(cudaStreamSynchronize(s));
+		int bad = 0;
+		for (int i = 0; i < N; i++)
+			bad += hout[i] != i * (l + 3) + 2;
+		printf("pageable launch %d: bad %d\n", l, bad);
+	}
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+	free(hin);
+	free(hout);
+
+	/* ---- the end of a capture without pGraph ---- */
+	cudaGraph_t own;
+	CK(cudaGraphCreate(&own, 0));
+	CK(cudaStreamBeginCaptureToGraph(s, own, NULL, NULL, 0,
+					 cudaStreamCaptureModeGlobal));
+	addk<<<4, 256, 0, s>>>(c, N, 5);
+	CKLAUNCH();
+	CK(cudaStreamEndCapture(s, NULL));
+	printf("captured into mine, no pGraph: %zu nodes\n",
+	       count_nodes(own));
+	CK(cudaGraphDestroy(own));
+	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+	addk<<<4, 256, 0, s>>>(c, N, 5);
+	CKLAUNCH();
+	SHOW(cudaStreamEndCapture(s, NULL));
+	cudaStreamCaptureStatus cst = cudaStreamCaptureStatusNone;
+	cudaError_t ce = cudaStreamIsCapturing(s, &cst);
+	printf("after it: %s, status %d\n", cudaGetErrorName(ce), (int)cst);
+	if (cst != cudaStreamCaptureStatusNone) {
+		cudaGraph_t left = NULL;
+
+		ce = cudaStreamEndCapture(s, &left);
+		printf("ended: %s, graph %s\n", cudaGetErrorName(ce),
+		       xct_yes(left != NULL));
+		if (left)
+			CK(cudaGraphDestroy(left));
+	}
+	cudaGetLastError();
 
 	CK(cudaFree(a));
 	CK(cudaFree(b));

@@ -8,8 +8,12 @@
  * record and wait nodes across two graphs, memory allocation and free
  * nodes, nodes disabled and enabled, a conditional WHILE loop, nodes of
  * the generic form with their parameters set in the graph and in the
- * executable graph, the dot print, and what CUDA refuses.  Counts, types,
- * results and error names only.
+ * executable graph, the dot print, and what CUDA refuses; host nodes in a
+ * diamond with their parameters read and set, in the graph and in the
+ * executable graph; user objects whose destructors run once their graphs
+ * are gone; copy nodes that name pageable memory, launched several times
+ * with the memory changing in between.  Counts, types, results and error
+ * names only.
  */
 #include <unistd.h>
 
@@ -76,6 +80,281 @@ static size_t count_nodes(cudaGraph_t g)
 
 	CK(cudaGraphGetNodes(g, NULL, &n));
 	return n;
+}
+
+/* ---- host nodes ---- */
+
+struct hsum {
+	const int *p;
+	int n;
+	long long sum;
+	int calls;
+};
+
+static void CUDART_CB sum_host(void *d)
+{
+	struct hsum *h = (struct hsum *)d;
+	long long t = 0;
+
+	for (int i = 0; i < h->n; i++)
+		t += h->p[i];
+	h->sum = t;
+	h->calls++;
+}
+
+static void CUDART_CB count_host(void *d)
+{
+	++*(int *)d;
+}
+
+static void host_nodes(cudaStream_t s, int *dev, int *pin)
+{
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	cudaGraphNode_t nset, nk, ncp, nmark, nsum, two[2];
+	const int n = 1024;
+	int k = 5, marks = 0;
+	struct hsum h1 = { pin, n, 0, 0 }, h2 = h1, h3 = h1;
+
+	/* memset -> {kernel -> copy, mark} -> sum */
+	CK(cudaGraphCreate(&g, 0));
+	cudaMemsetParams mp;
+	memset(&mp, 0, sizeof(mp));
+	mp.dst = dev;
+	mp.value = 0;
+	mp.elementSize = 4;
+	mp.width = n;
+	mp.height = 1;
+	CK(cudaGraphAddMemsetNode(&nset, g, NULL, 0, &mp));
+	int nn = n;
+	void *args[] = { &dev, &nn, &k };
+	cudaKernelNodeParams kp = kparams((void *)addk, args);
+	CK(cudaGraphAddKernelNode(&nk, g, &nset, 1, &kp));
+	CK(cudaGraphAddMemcpyNode1D(&ncp, g, &nk, 1, pin, dev,
+				    n * sizeof(int), cudaMemcpyDeviceToHost));
+	cudaHostNodeParams hm = { count_host, &marks };
+	CK(cudaGraphAddHostNode(&nmark, g, &nset, 1, &hm));
+	cudaHostNodeParams hs = { sum_host, &h1 };
+	two[0] = ncp;
+	two[1] = nmark;
+	CK(cudaGraphAddHostNode(&nsum, g, two, 2, &hs));
+	cudaGraphNodeType t;
+	CK(cudaGraphNodeGetType(nsum, &t));
+	printf("host diamond: %zu nodes, sum node type %d\n", count_nodes(g),
+	       (int)t);
+
+	cudaHostNodeParams got = {};
+	CK(cudaGraphHostNodeGetParams(nsum, &got));
+	printf("host params: fn %s, data %s\n",
+	       xct_yes(got.fn == sum_host), xct_yes(got.userData == &h1));
+
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	for (int i = 0; i < 3; i++) {
+		k = 5 + i;
+		void *a2[] = { &dev, &nn, &k };
+		cudaKernelNodeParams kp2 = kparams((void *)addk, a2);
+		CK(cudaGraphExecKernelNodeSetParams(ge, nk, &kp2));
+		CK(cudaGraphLaunch(ge, s));
+		CK(cudaStreamSynchronize(s));
+		printf("host launch %d: sum %lld, calls %d, marks %d\n", i,
+		       h1.sum, h1.calls, marks);
+	}
+
+	/* In the graph: the executable graph keeps what it was given. */
+	cudaHostNodeParams set2 = { sum_host, &h2 };
+	CK(cudaGraphHostNodeSetParams(nsum, &set2));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	printf("graph's node set: h1 calls %d, h2 calls %d\n", h1.calls,
+	       h2.calls);
+	CK(cudaGraphHostNodeGetParams(nsum, &got));
+	printf("graph's node now h2: %s\n", xct_yes(got.userData == &h2));
+
+	/* In the executable graph. */
+	cudaHostNodeParams set3 = { sum_host, &h3 };
+	CK(cudaGraphExecHostNodeSetParams(ge, nsum, &set3));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	printf("exec's node set: h1 calls %d, h3 calls %d, h3 sum %lld\n",
+	       h1.calls, h3.calls, h3.sum);
+	CK(cudaGraphHostNodeGetParams(nsum, &got));
+	printf("the graph's node stays h2: %s\n",
+	       xct_yes(got.userData == &h2));
+
+	/* The generic form. */
+	cudaGraphNodeParams np = {};
+	np.type = cudaGraphNodeTypeHost;
+	np.host.fn = count_host;
+	np.host.userData = &marks;
+	cudaGraphNode_t ngen;
+	CK(cudaGraphAddNode(&ngen, g, &nsum, NULL, 1, &np));
+	cudaGraphExec_t ge2;
+	CK(cudaGraphInstantiate(&ge2, g, 0));
+	marks = 0;
+	CK(cudaGraphLaunch(ge2, s));
+	CK(cudaGraphLaunch(ge2, s));
+	CK(cudaStreamSynchronize(s));
+	printf("generic host node: %zu nodes, marks %d, h2 calls %d\n",
+	       count_nodes(g), marks, h2.calls);
+
+	/* A clone's host node is the same function. */
+	cudaGraph_t cl;
+	cudaGraphNode_t cn;
+	CK(cudaGraphClone(&cl, g));
+	CK(cudaGraphNodeFindInClone(&cn, nsum, cl));
+	CK(cudaGraphHostNodeGetParams(cn, &got));
+	printf("clone's host node: fn %s, data h2 %s\n",
+	       xct_yes(got.fn == sum_host), xct_yes(got.userData == &h2));
+
+	/* What CUDA refuses. */
+	cudaHostNodeParams none = { NULL, &marks };
+	cudaGraphNode_t bad;
+	SHOW(cudaGraphAddHostNode(&bad, g, NULL, 0, &none));
+	SHOW(cudaGraphHostNodeGetParams(nk, &got));
+	printf("nodes after the refusals: %zu\n", count_nodes(g));
+
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphExecDestroy(ge2));
+	CK(cudaGraphDestroy(cl));
+	CK(cudaGraphDestroy(g));
+}
+
+/* ---- user objects ---- */
+
+static int uo_flag[3];
+
+static void CUDART_CB uo_destroy(void *p)
+{
+	__atomic_store_n((int *)p, 1, __ATOMIC_RELEASE);
+}
+
+/* Destructors run asynchronously: wait for one up to a second. */
+static const char *uo_ran(int i)
+{
+	for (int t = 0; t < 1000; t++) {
+		if (__atomic_load_n(&uo_flag[i], __ATOMIC_ACQUIRE))
+			return "yes";
+		usleep(1000);
+	}
+	return "no";
+}
+
+static void user_objects(cudaStream_t s)
+{
+	cudaUserObject_t uo, uo2;
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	cudaGraphNode_t ne;
+
+	CK(cudaUserObjectCreate(&uo, &uo_flag[0], uo_destroy, 1,
+				cudaUserObjectNoDestructorSync));
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphAddEmptyNode(&ne, g, NULL, 0));
+	CK(cudaGraphRetainUserObject(g, uo, 1, cudaGraphUserObjectMove));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	printf("user object after a launch: destroyed %d\n",
+	       __atomic_load_n(&uo_flag[0], __ATOMIC_ACQUIRE));
+	CK(cudaGraphDestroy(g));
+	CK(cudaDeviceSynchronize());
+	printf("after the graph went, the exec holds it: destroyed %d\n",
+	       __atomic_load_n(&uo_flag[0], __ATOMIC_ACQUIRE));
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaDeviceSynchronize());
+	printf("after the exec went: destructor ran %s\n", uo_ran(0));
+
+	/* References of the program's own. */
+	CK(cudaUserObjectCreate(&uo2, &uo_flag[1], uo_destroy, 2,
+				cudaUserObjectNoDestructorSync));
+	CK(cudaUserObjectRetain(uo2, 3));
+	CK(cudaUserObjectRelease(uo2, 4));
+	CK(cudaDeviceSynchronize());
+	printf("one reference left: destroyed %d\n",
+	       __atomic_load_n(&uo_flag[1], __ATOMIC_ACQUIRE));
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphRetainUserObject(g, uo2, 1, 0));
+	CK(cudaGraphReleaseUserObject(g, uo2, 1));
+	CK(cudaDeviceSynchronize());
+	printf("the graph's reference released: destroyed %d\n",
+	       __atomic_load_n(&uo_flag[1], __ATOMIC_ACQUIRE));
+	CK(cudaGraphRetainUserObject(g, uo2, 1, 0));
+	CK(cudaUserObjectRelease(uo2, 1));
+	CK(cudaDeviceSynchronize());
+	printf("the graph holds the last: destroyed %d\n",
+	       __atomic_load_n(&uo_flag[1], __ATOMIC_ACQUIRE));
+	CK(cudaGraphDestroy(g));
+	CK(cudaDeviceSynchronize());
+	printf("the graph went: destructor ran %s\n", uo_ran(1));
+
+	/* What CUDA refuses. */
+	cudaUserObject_t bad;
+	SHOW(cudaUserObjectCreate(&bad, &uo_flag[2], NULL, 1,
+				  cudaUserObjectNoDestructorSync));
+}
+
+/* ---- copy nodes that name pageable memory ---- */
+
+static void pageable_nodes(cudaStream_t s, int *dev)
+{
+	const int n = 2048;
+	int *in = (int *)malloc(n * sizeof(int));
+	int *out = (int *)malloc(n * sizeof(int));
+	int *out3 = (int *)calloc(4 * 64, sizeof(int));
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	cudaGraphNode_t nin, nk, nout, n3;
+	int k = 1, nn = n;
+
+	/* pageable -> dev, +k, dev -> pageable (1D), then a 2D piece. */
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphAddMemcpyNode1D(&nin, g, NULL, 0, dev, in,
+				    n * sizeof(int), cudaMemcpyHostToDevice));
+	void *args[] = { &dev, &nn, &k };
+	cudaKernelNodeParams kp = kparams((void *)addk, args);
+	CK(cudaGraphAddKernelNode(&nk, g, &nin, 1, &kp));
+	CK(cudaGraphAddMemcpyNode1D(&nout, g, &nk, 1, out, dev,
+				    n * sizeof(int), cudaMemcpyDeviceToHost));
+	/* Rows 1 and 2, columns 8 to 15, of a 4 x 64 host matrix. */
+	cudaMemcpy3DParms p3;
+	memset(&p3, 0, sizeof(p3));
+	p3.srcPtr = make_cudaPitchedPtr(dev, 16 * sizeof(int), 16, 2);
+	p3.dstPtr = make_cudaPitchedPtr(out3, 64 * sizeof(int), 64, 4);
+	p3.dstPos = make_cudaPos(8 * sizeof(int), 1, 0);
+	p3.extent = make_cudaExtent(8 * sizeof(int), 2, 1);
+	p3.kind = cudaMemcpyDeviceToHost;
+	CK(cudaGraphAddMemcpyNode(&n3, g, &nk, 1, &p3));
+	size_t cnt = 0;
+	CK(cudaGraphGetNodes(g, NULL, &cnt));
+	printf("pageable graph: %zu nodes\n", cnt);
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	for (int l = 0; l < 3; l++) {
+		for (int i = 0; i < n; i++)
+			in[i] = i * (l + 1);
+		memset(out3, 0xff, 4 * 64 * sizeof(int));
+		CK(cudaGraphLaunch(ge, s));
+		CK(cudaStreamSynchronize(s));
+		int bad = 0, bad3 = 0;
+		for (int i = 0; i < n; i++)
+			bad += out[i] != i * (l + 1) + 1;
+		for (int r = 0; r < 4; r++)
+			for (int c = 0; c < 64; c++) {
+				int inside = (r == 1 || r == 2) && c >= 8 &&
+					     c < 16;
+				int want = inside ?
+					((r - 1) * 16 + (c - 8)) * (l + 1) + 1 :
+					-1;
+				bad3 += out3[r * 64 + c] != want;
+			}
+		printf("pageable launch %d: bad %d, 2D piece bad %d\n", l, bad,
+		       bad3);
+	}
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+	CK(cudaDeviceSynchronize());
+	free(in);
+	free(out);
+	free(out3);
 }
 
 int main(void)
@@ -570,6 +849,10 @@ int main(void)
 	for (size_t i = 0; i < cnt; i++)
 		still += nodes[i] == extra;
 	printf("after destroying it: %zu nodes, listed %d\n", cnt, still);
+
+	host_nodes(s, buf, host);
+	user_objects(s);
+	pageable_nodes(s, buf);
 
 	/* Teardown. */
 	CK(cudaGraphExecDestroy(ge));

@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "xcuda/graph.h"
+#include "dom0-daemon/hostfn.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/ops.h"
 #include "dom0-daemon/worker.h"
@@ -95,7 +96,8 @@ static uint32_t plant(struct side *d, int kind, uintptr_t ptr, int borrowed,
 /* Takes the planted objects out before the session's teardown. */
 static void unplant(struct side *d)
 {
-	static const int kinds[] = { XD_H_NODE, XD_H_GRAPH, XD_H_GRAPHEXEC };
+	static const int kinds[] = { XD_H_NODE, XD_H_GRAPH, XD_H_GRAPHEXEC,
+				     XD_H_USEROBJ };
 	uint32_t h;
 	size_t i;
 
@@ -441,8 +443,18 @@ static void test_params(void)
 
 	memset(w, 0, GP);
 	w->type = cudaGraphNodeTypeHost;
-	expect("a host node", add(g, XCUDA_GN_GENERIC, GP),
-	       cudaErrorNotSupported);
+	expect("a host node without the host function area",
+	       add(g, XCUDA_GN_GENERIC, GP), cudaErrorInvalidValue);
+	expect("a host node's entry, another type",
+	       add(g, XCUDA_GN_HOST, GP), cudaErrorInvalidValue);
+	w->type = cudaGraphNodeTypeKernel;
+	expect("a kernel through the host node's entry",
+	       add(g, XCUDA_GN_HOST, GP), cudaErrorInvalidValue);
+	w->type = cudaGraphNodeTypeHost;
+	w->token = 7;
+	expect("a host node's entry past the last",
+	       add(g, XCUDA_GN_HOST + 1, GP), cudaErrorInvalidValue);
+	w->token = 0;
 	w->type = cudaGraphNodeTypeExtSemaphoreSignal;
 	expect("an external semaphore", add(g, XCUDA_GN_GENERIC, GP),
 	       cudaErrorNotSupported);
@@ -521,6 +533,123 @@ static void test_dot(void)
 	unplant(&A);
 }
 
+/* User objects: references counted per session, checked before CUDA. */
+static void test_user_objects(void)
+{
+	struct xcuda_user_object_create_args c = { 0 };
+	struct xcuda_user_object_retain_args rt = { 0 };
+	struct xcuda_user_object_release_args rl = { 0 };
+	struct xcuda_graph_retain_user_object_args gr = { 0 };
+	struct xcuda_stream_end_capture_args ec = { 0 };
+	uint32_t uo, g;
+	struct xd_hent *e;
+
+	c.count = 0;
+	c.token = 5;
+	expect("a user object with no reference",
+	       CALL(&A, XCUDA_OP_USER_OBJECT_CREATE, c), cudaErrorInvalidValue);
+	c.count = 0x80000001u;
+	expect("a user object with too many references",
+	       CALL(&A, XCUDA_OP_USER_OBJECT_CREATE, c), cudaErrorInvalidValue);
+	c.count = 1;
+	expect("a user object without the host function area",
+	       CALL(&A, XCUDA_OP_USER_OBJECT_CREATE, c), cudaErrorInvalidValue);
+
+	uo = plant(&A, XD_H_USEROBJ, 0x7000, 0, 0);
+	e = xd_htab_get(&A.s.objects[XD_H_USEROBJ], uo);
+	e->ref = 2;
+	g = plant(&A, XD_H_GRAPH, 0x7100, 0, 0);
+
+	rl.object = uo;
+	rl.count = 3;
+	expect("releasing more than the session holds",
+	       CALL(&A, XCUDA_OP_USER_OBJECT_RELEASE, rl),
+	       cudaErrorInvalidValue);
+	rl.count = 0;
+	expect("releasing none", CALL(&A, XCUDA_OP_USER_OBJECT_RELEASE, rl),
+	       cudaErrorInvalidValue);
+	rl.count = 1;
+	expect("another session's user object",
+	       CALL(&B, XCUDA_OP_USER_OBJECT_RELEASE, rl),
+	       cudaErrorInvalidResourceHandle);
+	rt.object = uo;
+	rt.count = 0x7fffffffu;
+	expect("retaining past 2^31", CALL(&A, XCUDA_OP_USER_OBJECT_RETAIN, rt),
+	       cudaErrorInvalidValue);
+	rt.count = 0;
+	expect("retaining none", CALL(&A, XCUDA_OP_USER_OBJECT_RETAIN, rt),
+	       cudaErrorInvalidValue);
+	rt.count = 1;
+	expect("retaining another session's",
+	       CALL(&B, XCUDA_OP_USER_OBJECT_RETAIN, rt),
+	       cudaErrorInvalidResourceHandle);
+	gr.graph = g;
+	gr.object = uo;
+	gr.count = 3;
+	gr.flags = cudaGraphUserObjectMove;
+	expect("moving more than the session holds",
+	       CALL(&A, XCUDA_OP_GRAPH_RETAIN_USER_OBJECT, gr),
+	       cudaErrorInvalidValue);
+	gr.count = 1;
+	expect("moving into another session's graph",
+	       CALL(&B, XCUDA_OP_GRAPH_RETAIN_USER_OBJECT, gr),
+	       cudaErrorInvalidResourceHandle);
+	CHECK_MSG(e->ref == 2 && xd_object_get(&A.s.objects[XD_H_USEROBJ], uo),
+		  "refused calls keep the references", "ref %u", e->ref);
+
+	ec.stream = 0;
+	ec.nograph = 2;
+	expect("end capture, nograph not a flag",
+	       CALL(&A, XCUDA_OP_STREAM_END_CAPTURE, ec),
+	       cudaErrorInvalidValue);
+	unplant(&A);
+}
+
+/*
+ * Host nodes answer their token from the worker's own context, never for
+ * another session's; a host node's context goes when its add fails.
+ */
+static void test_host_tokens(void)
+{
+	struct xcuda_hostfn_setup_args hs = { 8192, 4096 };
+	struct xcuda_gparams *w = (struct xcuda_gparams *)(A.chan.arena +
+							   4096);
+	struct xcuda_graph_add_node_args an = { 0 };
+	unsigned int before;
+	void *ud = NULL;
+
+	expect("host function area", CALL(&A, XCUDA_OP_HOSTFN_SETUP, hs), 0);
+	REQUIRE_MSG(!xd_hostfn_ctx_new(&A.s, 42, XD_HOSTFN_GRAPH, &ud),
+		    "host context", "no context");
+	CHECK_MSG(xd_hostfn_ctx_token(&A.s, ud) == 42, "the session's token",
+		  "got %llu", (unsigned long long)xd_hostfn_ctx_token(&A.s,
+								       ud));
+	CHECK_MSG(xd_hostfn_ctx_token(&B.s, ud) == 0,
+		  "another session learns no token", "got %llu",
+		  (unsigned long long)xd_hostfn_ctx_token(&B.s, ud));
+	CHECK_MSG(xd_hostfn_ctx_token(&A.s, (void *)(uintptr_t)0x12345) == 0,
+		  "a made-up context names no token", "it did");
+	xd_hostfn_ctx_drop(ud);
+	CHECK_MSG(xd_hostfn_ctx_token(&A.s, ud) == 0,
+		  "a dropped context names no token", "it did");
+
+	/* A host node into a graph that is not the session's. */
+	before = xd_hostfn_ctx_count(&A.s);
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeHost;
+	w->token = 7;
+	an.graph = 0x7777;
+	an.entry = XCUDA_GN_HOST;
+	an.params.off = 4096;
+	an.params.len = GP;
+	expect("a host node into an unknown graph",
+	       CALL(&A, XCUDA_OP_GRAPH_ADD_NODE, an),
+	       cudaErrorInvalidResourceHandle);
+	CHECK_MSG(xd_hostfn_ctx_count(&A.s) == before,
+		  "the refused node's context is gone", "%u, was %u",
+		  xd_hostfn_ctx_count(&A.s), before);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -532,6 +661,8 @@ int main(void)
 	test_counts();
 	test_params();
 	test_dot();
+	test_user_objects();
+	test_host_tokens();
 	xd_session_fini(&A.s);
 	xd_session_fini(&B.s);
 	free(A.chan.arena);

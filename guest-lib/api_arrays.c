@@ -140,8 +140,11 @@ static cudaError_t xc_ac_rows(const struct xc_ac *c, int src,
 		 * and the pointer's x position in that array's elements;
 		 * between two pointers both are bytes.
 		 */
+		/* A row wider than the pitch: CUDA's answer comes first. */
 		if (__builtin_mul_overflow(a->extent[0], es, &m->wb) ||
-		    __builtin_mul_overflow(pitch, src ? a->sysize : a->dysize,
+		    m->wb > pitch)
+			return cudaErrorInvalidPitchValue;
+		if (__builtin_mul_overflow(pitch, src ? a->sysize : a->dysize,
 					   &m->hslice))
 			return cudaErrorInvalidValue;
 		m->hpitch = pitch;

@@ -51,6 +51,14 @@ struct xc_mg {
 	uint8_t *alias;		/* the library's mapping of those pages */
 	int shared;		/* the alias is registered with the worker */
 	int var;		/* __managed__ variables: never cudaFree'd */
+	/*
+	 * Variables: each is an allocation of its own to CUDA, and one copy
+	 * may not span two, so pushes and pulls go variable by variable.
+	 */
+	struct xc_mg_part {
+		uintptr_t lo, hi;
+	} *parts;
+	uint32_t nparts;
 	uint32_t nchunks;
 	uint32_t nvalid;	/* chunks CLEAN or DIRTY */
 	uint8_t *state;
@@ -127,12 +135,13 @@ static void xc_mg_valid(struct xc_mg *m, int delta)
  * Copies the device bytes of chunk @c between the alias and the device.
  * Lock held.
  */
-static cudaError_t xc_mg_move(struct xc_mg *m, uint32_t c, int to_dev)
+/* Copies what of [lo, hi) lies in [start, end), one way or the other. */
+static cudaError_t xc_mg_move_part(struct xc_mg *m, uintptr_t lo,
+				   uintptr_t hi, uintptr_t start,
+				   uintptr_t end, int to_dev)
 {
-	uintptr_t lo = xc_mg_chunk_lo(m, c);
-	uintptr_t hi = lo + xc_mg_chunk_len(m, c);
-	uintptr_t a = lo > m->start ? lo : m->start;
-	uintptr_t b = hi < m->start + m->size ? hi : m->start + m->size;
+	uintptr_t a = lo > start ? lo : start;
+	uintptr_t b = hi < end ? hi : end;
 	cudaError_t err;
 
 	if (a >= b)
@@ -142,6 +151,25 @@ static cudaError_t xc_mg_move(struct xc_mg *m, uint32_t c, int to_dev)
 			 a, b - a);
 	xc_mg_busy = 0;
 	return err;
+}
+
+static cudaError_t xc_mg_move(struct xc_mg *m, uint32_t c, int to_dev)
+{
+	uintptr_t lo = xc_mg_chunk_lo(m, c);
+	uintptr_t hi = lo + xc_mg_chunk_len(m, c);
+	cudaError_t err, first = cudaSuccess;
+	uint32_t i;
+
+	if (!m->var)
+		return xc_mg_move_part(m, lo, hi, m->start,
+				       m->start + m->size, to_dev);
+	for (i = 0; i < m->nparts; i++) {
+		err = xc_mg_move_part(m, lo, hi, m->parts[i].lo,
+				      m->parts[i].hi, to_dev);
+		if (err && !first)
+			first = err;
+	}
+	return first;
 }
 
 static void xc_mg_protect(struct xc_mg *m, uint32_t c, int prot)
@@ -510,8 +538,44 @@ static void xc_mg_free(struct xc_mg *m)
 {
 	if (!m)
 		return;
+	free(m->parts);
 	free(m->state);
 	free(m);
+}
+
+/*
+ * Records the variable [start, start + size) in the variable region
+ * that maps it, once.  Its chunks must be on the device (a new region's
+ * are; xc_mg_widen drops them).  0, or -ENOMEM, or -ENOENT.
+ */
+static int xc_mg_part_add(uintptr_t start, size_t size)
+{
+	struct xc_mg *m = NULL;
+	struct xc_mg_part *p;
+	size_t i;
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&xc_mg_lock);
+	for (i = 0; i < xc_nmgs && !m; i++)
+		if (xc_mgs[i]->var && start >= xc_mgs[i]->base &&
+		    start + size <= xc_mgs[i]->base + xc_mgs[i]->maplen)
+			m = xc_mgs[i];
+	for (i = 0; m && i < m->nparts; i++)
+		if (m->parts[i].lo == start)
+			m = NULL, ret = 0;
+	if (m) {
+		p = realloc(m->parts, (m->nparts + 1) * sizeof(*p));
+		ret = -ENOMEM;
+		if (p) {
+			m->parts = p;
+			p[m->nparts].lo = start;
+			p[m->nparts].hi = start + size;
+			m->nparts++;
+			ret = 0;
+		}
+	}
+	pthread_mutex_unlock(&xc_mg_lock);
+	return ret;
 }
 
 /*
@@ -603,8 +667,12 @@ static int xc_mg_widen(struct xc_session *s, uintptr_t start, size_t size)
 	return 0;
 }
 
-int xc_managed_map(struct xc_session *s, uintptr_t start, size_t size,
-		   int var, int device, unsigned int flags)
+/*
+ * xc_managed_map(), where a variable region records @start..@size as one
+ * variable only with @part (else the caller records its variables).
+ */
+static int xc_mg_map(struct xc_session *s, uintptr_t start, size_t size,
+		     int var, int device, unsigned int flags, int part)
 {
 	size_t page = xc_mg_page();
 	struct xc_range rg = { 0 };
@@ -637,6 +705,8 @@ int xc_managed_map(struct xc_session *s, uintptr_t start, size_t size,
 		if (r != MAP_FAILED)
 			munmap(r, m->maplen);
 		ret = var ? xc_mg_widen(s, start, size) : -EEXIST;
+		if (!ret && part)
+			ret = xc_mg_part_add(start, size);
 		goto fail;
 	}
 	m->alias = xc_mg_alias(s, m->maplen, &m->shared);
@@ -674,7 +744,8 @@ int xc_managed_map(struct xc_session *s, uintptr_t start, size_t size,
 		pthread_mutex_unlock(&s->lock);
 	if (ret)
 		goto unmap;
-	if (xc_range_add(&rg)) {
+	if (xc_range_add(&rg) ||
+	    (var && part && xc_mg_part_add(start, size))) {
 		xc_managed_unmap(s, start, var);
 		return -ENOMEM;
 	}
@@ -691,6 +762,12 @@ unmap:
 fail:
 	xc_mg_free(m);
 	return ret;
+}
+
+int xc_managed_map(struct xc_session *s, uintptr_t start, size_t size,
+		   int var, int device, unsigned int flags)
+{
+	return xc_mg_map(s, start, size, var, device, flags, 1);
 }
 
 int xc_managed_unmap(struct xc_session *s, uintptr_t start, int var)
@@ -839,12 +916,15 @@ static void xc_mgv_map(struct xc_session *s, struct xc_mg_var **v, size_t n)
 			if (v[j]->dptr + v[j]->size > hi)
 				hi = v[j]->dptr + v[j]->size;
 		}
-		ret = xc_managed_map(s, lo, hi - lo, 1, xc_cur_device(), 0);
+		ret = xc_mg_map(s, lo, hi - lo, 1, xc_cur_device(), 0, 0);
 		if (ret)
 			xc_warn_once(&said, "cannot map __managed__ variables "
 				     "at %p (%s): host code cannot reach them",
 				     (void *)(uintptr_t)lo, strerror(-ret));
 		for (; i < j; i++) {
+			if (!ret && xc_mg_part_add(v[i]->dptr, v[i]->size))
+				xc_warn_once(&said, "cannot map __managed__ "
+					     "variable %s", v[i]->name);
 			if (ret)
 				continue;
 			*v[i]->hostp = (void *)(uintptr_t)v[i]->dptr;

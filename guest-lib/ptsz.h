@@ -14,6 +14,12 @@ cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
 cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
 				 enum cudaMemcpyKind kind,
 				 cudaStream_t stream);
+cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts,
+				      const void *const *srcs,
+				      const size_t *sizes, size_t count,
+				      struct cudaMemcpyAttributes *attrs,
+				      size_t *attrsIdxs, size_t numAttrs,
+				      cudaStream_t stream);
 cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src,
 			      size_t spitch, size_t width, size_t height,
 			      enum cudaMemcpyKind kind);

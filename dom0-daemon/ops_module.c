@@ -447,14 +447,20 @@ int xd_op_var_get(struct xd_session *s, const struct xcuda_var_get_args *a,
 	uint32_t mh;
 	int err;
 
+	if (a->flags & ~XCUDA_VAR_MANAGED)
+		return cudaErrorInvalidValue;
 	err = xd_get_name(call, name);
 	if (!err)
 		err = xd_module_arg(s, a->module, &mh, &lib);
 	if (err)
 		return err;
-	err = cudaLibraryGetGlobal(&p, &size, lib, name);
+	if (a->flags & XCUDA_VAR_MANAGED)
+		err = cudaLibraryGetManaged(&p, &size, lib, name);
+	else
+		err = cudaLibraryGetGlobal(&p, &size, lib, name);
 	/* __managed__ variables, which the guest maps (managed.c). */
-	if (err == cudaErrorSymbolNotFound || err == cudaErrorInvalidValue) {
+	if (!a->flags && (err == cudaErrorSymbolNotFound ||
+			  err == cudaErrorInvalidValue)) {
 		p = NULL;
 		size = 0;
 		if (cudaLibraryGetManaged(&p, &size, lib, name) == cudaSuccess)

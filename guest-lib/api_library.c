@@ -197,7 +197,7 @@ cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes,
 	err = xc_lib_locked(library, &s, &m);
 	if (err)
 		return xc_ret(err);
-	err = xc_lib_global(s, m, name, &p, &size);
+	err = xc_lib_global(s, m, name, 0, &p, &size);
 	pthread_mutex_unlock(&s->lock);
 	if (err)
 		return xc_ret(err);
@@ -349,4 +349,39 @@ cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel,
 	    attr == cudaFuncAttributeMaxDynamicSharedMemorySize)
 		f->max_dyn_smem = value;
 	return err;
+}
+
+/*
+ * A __managed__ variable of a library: mapped into the process at its
+ * device address, as the program's own are (managed.c), on first ask.
+ */
+cudaError_t cudaLibraryGetManaged(void **dptr, size_t *bytes,
+				  cudaLibrary_t library, const char *name)
+{
+	uint64_t p = 0, size = 0;
+	struct xc_session *s;
+	struct xc_module *m;
+	cudaError_t err;
+	int ret;
+
+	if (!name)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_lib_locked(library, &s, &m);
+	if (err)
+		return xc_ret(err);
+	err = xc_lib_global(s, m, name, XCUDA_VAR_MANAGED, &p, &size);
+	pthread_mutex_unlock(&s->lock);
+	if (err)
+		return xc_ret(err);
+	if (!p || !size)
+		return xc_ret(cudaErrorSymbolNotFound);
+	/* Asked again, or beside another variable: it joins the region. */
+	ret = xc_managed_map(s, p, size, 1, xc_cur_device(), 0);
+	if (ret)
+		return xc_ret(cudaErrorMemoryAllocation);
+	if (dptr)
+		*dptr = (void *)(uintptr_t)p;
+	if (bytes)
+		*bytes = size;
+	return cudaSuccess;
 }

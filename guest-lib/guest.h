@@ -467,8 +467,10 @@ cudaError_t xc_lib_load(struct xc_session *s, struct xc_module *m);
 uint32_t xc_lib_handle(const struct xc_module *m);
 void xc_lib_drop(struct xc_module *m);
 struct xc_func *xc_lib_kernel(struct xc_module *m, const char *name);
+/* VAR_GET in a library; @flags: XCUDA_VAR_MANAGED or 0. */
 cudaError_t xc_lib_global(struct xc_session *s, struct xc_module *m,
-			  const char *name, uint64_t *dptr, uint64_t *size);
+			  const char *name, uint32_t flags, uint64_t *dptr,
+			  uint64_t *size);
 
 /* Typed builders and round trips of every command (generated). */
 #include "xcuda/guest_calls.h"

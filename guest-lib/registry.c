@@ -690,9 +690,10 @@ struct xc_func *xc_lib_kernel(struct xc_module *m, const char *name)
 }
 
 cudaError_t xc_lib_global(struct xc_session *s, struct xc_module *m,
-			  const char *name, uint64_t *dptr, uint64_t *size)
+			  const char *name, uint32_t flags, uint64_t *dptr,
+			  uint64_t *size)
 {
-	struct xcuda_var_get_args a = { 0 };
+	struct xcuda_var_get_args a = { .flags = flags };
 	struct xcuda_var_get_res res;
 	struct xcuda_response rsp;
 	struct xcuda_request req;

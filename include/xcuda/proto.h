@@ -184,6 +184,9 @@ enum xcuda_array_copy_fn {
 #define XCUDA_MOD_FIRST		(1u << 0)
 #define XCUDA_MOD_LAST		(1u << 1)
 
+/* VAR_GET: a __managed__ variable only (cudaLibraryGetManaged). */
+#define XCUDA_VAR_MANAGED	(1u << 0)
+
 /* FUNC_GET writes XCUDA_MAX_PARAMS at most of these into its extent. */
 struct xcuda_param {
 	uint32_t offset;

@@ -6,6 +6,15 @@
 extern "C" __device__ int counter;
 __device__ int counter = 5;
 
+extern "C" __managed__ int mcount;
+__managed__ int mcount = 9;
+
+extern "C" __global__ void bump_managed(void)
+{
+	if (threadIdx.x == 0 && blockIdx.x == 0)
+		mcount += 1;
+}
+
 extern "C" __global__ void add_one(int *p, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;

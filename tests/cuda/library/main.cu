@@ -60,6 +60,25 @@ static void globals(cudaLibrary_t a, cudaLibrary_t b)
 	printf("counter written then bumped: %d\n", va);
 }
 
+static void managed(cudaLibrary_t lib)
+{
+	int *m = NULL, *again = NULL;
+	size_t bytes = 0;
+	cudaKernel_t k;
+
+	CK(cudaLibraryGetManaged((void **)&m, &bytes, lib, "mcount"));
+	printf("managed: %zu bytes, initial %d\n", bytes, *m);
+	*m = 40;
+	CK(cudaLibraryGetKernel(&k, lib, "bump_managed"));
+	CK(cudaLaunchKernel((const void *)k, dim3(1), dim3(32), NULL, 0, 0));
+	CK(cudaDeviceSynchronize());
+	printf("managed after a kernel: %d\n", *m);
+	CK(cudaLibraryGetManaged((void **)&again, NULL, lib, "mcount"));
+	printf("managed again, same address: %d\n", again == m);
+	SHOW(cudaLibraryGetManaged((void **)&again, &bytes, lib, "counter"));
+	SHOW(cudaLibraryGetManaged((void **)&again, &bytes, lib, "nothing"));
+}
+
 static void kernels(cudaLibrary_t lib)
 {
 	unsigned int n = 0;
@@ -120,6 +139,7 @@ int main(void)
 	run_add_one(cub, "cubin");
 	run_add_one(ptx, "ptx");
 	globals(fat, fat2);
+	managed(fat);
 	kernels(cub);
 
 	/* From a file: the PTX, written out first. */

@@ -67,8 +67,8 @@ struct xc_ac {
 };
 
 /* Bytes per element of @arr's format; 0 when it has none. */
-static cudaError_t xc_elem_size(cudaArray_const_t arr, uint64_t *es,
-				uint64_t *width)
+cudaError_t xc_array_elem_size(cudaArray_const_t arr, uint64_t *es,
+			       uint64_t *width)
 {
 	struct cudaChannelFormatDesc d;
 	struct cudaExtent e;
@@ -131,7 +131,7 @@ static cudaError_t xc_ac_rows(const struct xc_ac *c, int src,
 	case XCUDA_AC_3D:
 	case XCUDA_AC_3D_PEER:
 		if (other) {
-			err = xc_elem_size(other, &es, NULL);
+			err = xc_array_elem_size(other, &es, NULL);
 			if (err)
 				return err;
 		}
@@ -524,7 +524,7 @@ static cudaError_t xc_ac_run(struct xc_ac *c, cudaStream_t stream,
 	/* A 1D copy of more than a chunk needs the array's row. */
 	if ((a->fn == XCUDA_AC_TO_ARRAY || a->fn == XCUDA_AC_FROM_ARRAY) &&
 	    a->extent[0] > s->chunk) {
-		err = xc_elem_size(a->fn == XCUDA_AC_TO_ARRAY ?
+		err = xc_array_elem_size(a->fn == XCUDA_AC_TO_ARRAY ?
 				   (cudaArray_const_t)c->darr : c->sarr,
 				   &es, &rb);
 		if (err)

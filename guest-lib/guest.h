@@ -243,6 +243,15 @@ cudaError_t xc_func_handle(const void *func, uint32_t *h,
  */
 cudaError_t xc_func_unknown(const void *func);
 
+/* ---- arrays (api_arrays.c) ---- */
+
+/*
+ * Bytes of one element of @arr (cudaArrayGetInfo), and its width in
+ * elements when @width is not NULL.
+ */
+cudaError_t xc_array_elem_size(cudaArray_const_t arr, uint64_t *es,
+			       uint64_t *width);
+
 /* ---- launches (api_launch.c) ---- */
 
 struct xc_func;

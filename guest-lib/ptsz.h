@@ -20,6 +20,12 @@ cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts,
 				      struct cudaMemcpyAttributes *attrs,
 				      size_t *attrsIdxs, size_t numAttrs,
 				      cudaStream_t stream);
+cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p,
+				   cudaStream_t stream);
+cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t numOps,
+					struct cudaMemcpy3DBatchOp *opList,
+					unsigned long long flags,
+					cudaStream_t stream);
 cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src,
 			      size_t spitch, size_t width, size_t height,
 			      enum cudaMemcpyKind kind);

@@ -2,7 +2,8 @@
 /*
  * cudaMemcpyBatchAsync: host to device, device to host and device to
  * device copies in one batch, from pageable, pinned and stack memory,
- * with two groups of attributes; and the arguments CUDA refuses.
+ * with two groups of attributes; 3D batches with arrays and pointers;
+ * and the arguments CUDA refuses.
  */
 #include "common/xct.h"
 
@@ -78,6 +79,96 @@ int main(void)
 	SHOW(cudaMemcpyBatchAsync(dst1, src1, size1, 3, at, idx, 2, 0));
 	SHOW(cudaMemcpyBatchAsync(NULL, src1, size1, 3, at, idx, 2, s));
 	CK(cudaStreamSynchronize(s));
+
+	/* 3D batches: host to array, array to device, a box between two
+	 * pointers with their own row and layer lengths. */
+	{
+		const size_t W = 64, H = 32, D = 4, N = W * H * D;
+		float *hf = (float *)malloc(N * 4), *hb = (float *)malloc(N * 4);
+		float *df;
+		cudaArray_t arr;
+		cudaChannelFormatDesc fd = cudaCreateChannelDesc<float>();
+
+		for (size_t i = 0; i < N; i++)
+			hf[i] = (float)i * 0.5f;
+		CK(cudaMalloc3DArray(&arr, &fd, make_cudaExtent(W, H, D)));
+		CK(cudaMalloc(&df, N * 4));
+		cudaMemcpy3DBatchOp op[2];
+		memset(op, 0, sizeof(op));
+		op[0].src.type = cudaMemcpyOperandTypePointer;
+		op[0].src.op.ptr.ptr = hf;
+		op[0].dst.type = cudaMemcpyOperandTypeArray;
+		op[0].dst.op.array.array = arr;
+		op[0].extent = make_cudaExtent(W, H, D);
+		op[0].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+		SHOW(cudaMemcpy3DBatchAsync(1, op, 0, s));
+		op[1].src.type = cudaMemcpyOperandTypeArray;
+		op[1].src.op.array.array = arr;
+		op[1].src.op.array.offset.x = 8;
+		op[1].src.op.array.offset.y = 4;
+		op[1].src.op.array.offset.z = 1;
+		op[1].dst.type = cudaMemcpyOperandTypePointer;
+		op[1].dst.op.ptr.ptr = df;
+		op[1].dst.op.ptr.rowLength = W;
+		op[1].dst.op.ptr.layerHeight = H;
+		op[1].extent = make_cudaExtent(16, 8, 2);
+		op[1].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+		CK(cudaStreamSynchronize(s));
+		CK(cudaMemset(df, 0, N * 4));
+		SHOW(cudaMemcpy3DBatchAsync(1, &op[1], 0, s));
+		CK(cudaStreamSynchronize(s));
+		CK(cudaMemcpy(hb, df, N * 4, cudaMemcpyDeviceToHost));
+		int bad3 = 0;
+		for (size_t z = 0; z < 2; z++)
+			for (size_t y = 0; y < 8; y++)
+				for (size_t x = 0; x < 16; x++)
+					bad3 += hb[(z * H + y) * W + x] !=
+						hf[((z + 1) * H + y + 4) * W +
+						   x + 8];
+		printf("3D batch: array box bad %d\n", bad3);
+
+		/* Pointer to pointer: bytes, a box of a padded layout. */
+		cudaMemcpy3DBatchOp pp;
+		memset(&pp, 0, sizeof(pp));
+		pp.src.type = cudaMemcpyOperandTypePointer;
+		pp.src.op.ptr.ptr = hf;
+		pp.src.op.ptr.rowLength = W * 4;
+		pp.src.op.ptr.layerHeight = H;
+		pp.dst.type = cudaMemcpyOperandTypePointer;
+		pp.dst.op.ptr.ptr = df;
+		pp.extent = make_cudaExtent(32, 4, 2);
+		pp.srcAccessOrder = cudaMemcpySrcAccessOrderDuringApiCall;
+		SHOW(cudaMemcpy3DBatchAsync(1, &pp, 0, s));
+		CK(cudaStreamSynchronize(s));
+		CK(cudaMemcpy(hb, df, 32 * 4 * 2, cudaMemcpyDeviceToHost));
+		const unsigned char *src = (const unsigned char *)hf;
+		const unsigned char *got = (const unsigned char *)hb;
+		int badp = 0;
+		for (size_t z = 0; z < 2; z++)
+			for (size_t y = 0; y < 4; y++)
+				for (size_t x = 0; x < 32; x++)
+					badp += got[(z * 4 + y) * 32 + x] !=
+						src[(z * H + y) * W * 4 + x];
+		printf("3D batch: pointer box bad %d\n", badp);
+
+		SHOW(cudaMemcpy3DBatchAsync(0, op, 0, s));
+		SHOW(cudaMemcpy3DBatchAsync(1, op, 1, s));
+		SHOW(cudaMemcpy3DBatchAsync(1, NULL, 0, s));
+		op[0].extent = make_cudaExtent(W, 0, D);
+		SHOW(cudaMemcpy3DBatchAsync(1, op, 0, s));
+		op[0].extent = make_cudaExtent(W, H, D);
+		op[0].srcAccessOrder = cudaMemcpySrcAccessOrderInvalid;
+		SHOW(cudaMemcpy3DBatchAsync(1, op, 0, s));
+		op[0].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+		op[0].src.op.ptr.rowLength = W - 1;
+		SHOW(cudaMemcpy3DBatchAsync(1, op, 0, s));
+		SHOW(cudaMemcpy3DBatchAsync(1, op, 0, 0));
+		CK(cudaStreamSynchronize(s));
+		CK(cudaFreeArray(arr));
+		CK(cudaFree(df));
+		free(hf);
+		free(hb);
+	}
 
 	CK(cudaFree(d1));
 	CK(cudaFree(d2));

@@ -643,6 +643,12 @@ int xd_op_graph_node_set_params(
 	default:
 		err = cudaErrorInvalidValue;
 	}
+	/*
+	 * A host node holds the new context now.  The one it had stays: an
+	 * executable graph or a clone made before may still run it.
+	 */
+	if (!err)
+		p.hf_kept = 1;
 out:
 	xd_gp_free(&p);
 	return err;

@@ -17,12 +17,18 @@
  * here once the last of them is gone, that marks the block dead; the next
  * bounce block frees the dead ones (the destructor must not call CUDA).
  * Should the user object fail, the block stays for the session.  Live
- * blocks take at most XC_BOUNCE_MAX bytes: beyond that a new one is
- * cudaErrorMemoryAllocation.
+ * blocks take at most half of the arena's pinned heap, so that the
+ * program's own cudaMallocHost keeps the rest.  A block that does not
+ * fit first frees the dead ones, then waits a little for destructors
+ * CUDA may still be running (a graph or executable graph destroyed just
+ * before), and only then answers cudaErrorMemoryAllocation.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "hostfn.h"
 
 #include "graph_bounce.h"
 
@@ -112,6 +118,80 @@ static void xc_bounce_reap(void)
 	xc_bounce_restore(saved);
 }
 
+/* Live blocks' limit: a share of the arena's pinned heap. */
+static uint64_t xc_bounce_cap(void)
+{
+	struct xc_session *s = xc_session_peek();
+
+	if (!s || s->t.arena_size <= s->staging_size)
+		return 0;
+	return (s->t.arena_size - s->staging_size) / XC_BOUNCE_HEAP_SHARE;
+}
+
+/* Whether the limit has room for @span more bytes: then they are taken. */
+static int xc_bounce_reserve(uint64_t span, uint64_t cap, int *others)
+{
+	int ok;
+
+	pthread_mutex_lock(&xc_bounce_lock);
+	ok = span <= cap && span <= cap - xc_bounce_live;
+	if (ok)
+		xc_bounce_live += span;
+	*others = xc_bounces != NULL;
+	pthread_mutex_unlock(&xc_bounce_lock);
+	return ok;
+}
+
+static void xc_bounce_unreserve(uint64_t span)
+{
+	pthread_mutex_lock(&xc_bounce_lock);
+	xc_bounce_live -= span;
+	pthread_mutex_unlock(&xc_bounce_lock);
+}
+
+/*
+ * A pinned block of @span bytes, counted in the limit.  When there is no
+ * room, neither under the limit nor in the heap, while other blocks
+ * live, their destructors may be on their way: the dead ones are freed
+ * and it tries again, for XC_BOUNCE_WAIT_MS at most.  Never on the host
+ * function thread, which runs the destructors.
+ */
+static cudaError_t xc_bounce_alloc(uint64_t span, void **blk)
+{
+	cudaError_t saved = xc_last_error(0), err;
+	uint64_t cap = xc_bounce_cap();
+	struct timespec nap = { 0, 1000000l };
+	static int said;
+	unsigned int waited = 0;
+	int others;
+
+	for (;;) {
+		xc_bounce_reap();
+		if (!xc_bounce_reserve(span, cap, &others)) {
+			err = cudaErrorMemoryAllocation;
+		} else {
+			err = cudaMallocHost(blk, span);
+			if (!err)
+				return cudaSuccess;
+			xc_bounce_unreserve(span);
+			xc_bounce_restore(saved);
+		}
+		if (err != cudaErrorMemoryAllocation || !others ||
+		    span > cap || waited >= XC_BOUNCE_WAIT_MS ||
+		    xc_hostfn_on_runner())
+			break;
+		nanosleep(&nap, NULL);
+		waited++;
+	}
+	if (err == cudaErrorMemoryAllocation)
+		xc_warn_once(&said, "graph copies of pageable memory: no room "
+			     "for a bounce block of %llu bytes (live blocks "
+			     "take at most %llu; a larger XCUDA_ARENA_MB "
+			     "gives more)", (unsigned long long)span,
+			     (unsigned long long)cap);
+	return err;
+}
+
 /* Takes back a block no graph ever referenced. */
 static void xc_bounce_drop(struct xc_bounce *b)
 {
@@ -172,23 +252,11 @@ static cudaError_t xc_bounce_new(const struct cudaMemcpy3DParms *p, int which,
 	pp = &pitched;
 	if (xc_bounce_span(pp, pos, ext, &span))
 		return cudaErrorInvalidValue;
-	xc_bounce_reap();
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return cudaErrorMemoryAllocation;
-	pthread_mutex_lock(&xc_bounce_lock);
-	if (span > XC_BOUNCE_MAX - xc_bounce_live) {
-		pthread_mutex_unlock(&xc_bounce_lock);
-		free(b);
-		return cudaErrorMemoryAllocation;
-	}
-	xc_bounce_live += span;
-	pthread_mutex_unlock(&xc_bounce_lock);
-	err = cudaMallocHost(&blk, span);
+	err = xc_bounce_alloc(span, &blk);
 	if (err) {
-		pthread_mutex_lock(&xc_bounce_lock);
-		xc_bounce_live -= span;
-		pthread_mutex_unlock(&xc_bounce_lock);
 		free(b);
 		return err;
 	}

@@ -17,8 +17,10 @@
 
 #include "guest.h"
 
-/* Live bounce blocks of a process, in bytes, at most. */
-#define XC_BOUNCE_MAX	(256ull << 20)
+/* Live bounce blocks take at most 1/this of the arena's pinned heap. */
+#define XC_BOUNCE_HEAP_SHARE	2
+/* How long a block that does not fit waits for dead ones, at most. */
+#define XC_BOUNCE_WAIT_MS	200
 
 /* Which side of a copy is pageable. */
 #define XC_BOUNCE_SRC	1

@@ -12,8 +12,9 @@
  * diamond with their parameters read and set, in the graph and in the
  * executable graph; user objects whose destructors run once their graphs
  * are gone; copy nodes that name pageable memory, launched several times
- * with the memory changing in between.  Counts, types, results and error
- * names only.
+ * with the memory changing in between, and large ones in graphs kept
+ * together and in graphs made and destroyed many times over.  Counts,
+ * types, results and error names only.
  */
 #include <unistd.h>
 
@@ -355,6 +356,87 @@ static void pageable_nodes(cudaStream_t s, int *dev)
 	free(in);
 	free(out);
 	free(out3);
+}
+
+/*
+ * A graph of 48 MiB pageable copies: @in -> @dev, +@k, @dev -> @out, as
+ * an executable graph (the graph itself goes).
+ */
+static cudaGraphExec_t big_graph(int *in, int *out, int *dev, int n, int k)
+{
+	static int nn, kk[16];
+	static int *d;
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	cudaGraphNode_t nin, nk, nout;
+	size_t bytes = (size_t)n * sizeof(int);
+
+	nn = n;
+	d = dev;
+	kk[k] = k;
+	void *args[] = { &d, &nn, &kk[k] };
+	cudaKernelNodeParams kp = kparams((void *)addk, args);
+	kp.gridDim = dim3(1024);
+	kp.blockDim = dim3(256);
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphAddMemcpyNode1D(&nin, g, NULL, 0, dev, in, bytes,
+				    cudaMemcpyHostToDevice));
+	CK(cudaGraphAddKernelNode(&nk, g, &nin, 1, &kp));
+	CK(cudaGraphAddMemcpyNode1D(&nout, g, &nk, 1, out, dev, bytes,
+				    cudaMemcpyDeviceToHost));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	CK(cudaGraphDestroy(g));
+	return ge;
+}
+
+/* Launches @ge on @in = i and counts the elements of @out not i + @k. */
+static int big_run(cudaGraphExec_t ge, cudaStream_t s, int *in, int *out,
+		   int n, int k)
+{
+	int bad = 0;
+
+	for (int i = 0; i < n; i++)
+		in[i] = i;
+	memset(out, 0, (size_t)n * sizeof(int));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	for (int i = 0; i < n; i++)
+		bad += out[i] != i + k;
+	return bad;
+}
+
+/*
+ * Large pageable copies: three executable graphs alive at once (288 MiB
+ * of copies, as a program that keeps its graphs), then graphs made,
+ * launched and destroyed in turn, many times what lives at once.
+ */
+static void pageable_big(cudaStream_t s)
+{
+	const int n = 12 << 20;
+	int *in = (int *)malloc((size_t)n * sizeof(int));
+	int *out = (int *)malloc((size_t)n * sizeof(int));
+	cudaGraphExec_t ge[3];
+	int *dev;
+
+	REQUIRE(in && out, "out of host memory");
+	CK(cudaMalloc(&dev, (size_t)n * sizeof(int)));
+	for (int r = 0; r < 3; r++)
+		ge[r] = big_graph(in, out, dev, n, r + 1);
+	for (int r = 0; r < 3; r++)
+		printf("kept big graph %d: bad %d\n", r,
+		       big_run(ge[r], s, in, out, n, r + 1));
+	for (int r = 0; r < 3; r++)
+		CK(cudaGraphExecDestroy(ge[r]));
+	for (int r = 0; r < 10; r++) {
+		cudaGraphExec_t e = big_graph(in, out, dev, n, 4 + r);
+
+		printf("churned big graph %d: bad %d\n", r,
+		       big_run(e, s, in, out, n, 4 + r));
+		CK(cudaGraphExecDestroy(e));
+	}
+	CK(cudaFree(dev));
+	free(in);
+	free(out);
 }
 
 int main(void)
@@ -853,6 +935,7 @@ int main(void)
 	host_nodes(s, buf, host);
 	user_objects(s);
 	pageable_nodes(s, buf);
+	pageable_big(s);
 
 	/* Teardown. */
 	CK(cudaGraphExecDestroy(ge));

@@ -6,8 +6,9 @@
  * tables (never handed to CUDA: every case fails before CUDA would see
  * them), then requests naming another session's node, a node of a
  * destroyed graph, counts that overflow, kernel parameters too large,
- * malformed node parameters, and the bound of the dot print.  Runs the
- * same with or without a GPU.
+ * malformed node parameters, and the bound of the dot print.  Host node
+ * setters and the getter are CUDA of this program's own, so that a set
+ * that succeeds can be read back.  Runs the same with or without a GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,68 @@ static int call(struct side *d, uint16_t op, const void *args, uint16_t len,
 }
 
 #define CALL(d, op, a)	call(d, op, &(a), sizeof(a), NULL, 0)
+
+/*
+ * CUDA's host node setters and getter, replaced in this program (the
+ * worker's objects link here first): without a GPU the real ones refuse
+ * every node, and what matters is what the worker hands CUDA and how it
+ * reads it back.  Only the planted nodes below are known.
+ */
+#define FAKE_NODE	((cudaGraphNode_t)(uintptr_t)0xf00d0)
+#define FAKE_EXEC	((cudaGraphExec_t)(uintptr_t)0xe8ec0)
+static struct cudaHostNodeParams fake_graph_hp, fake_exec_hp;
+
+cudaError_t CUDARTAPI cudaGraphHostNodeSetParams(
+	cudaGraphNode_t node, const struct cudaHostNodeParams *p)
+{
+	if (node != FAKE_NODE || !p)
+		return cudaErrorInvalidValue;
+	fake_graph_hp = *p;
+	return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphHostNodeGetParams(
+	cudaGraphNode_t node, struct cudaHostNodeParams *p)
+{
+	if (node != FAKE_NODE || !p)
+		return cudaErrorInvalidValue;
+	*p = fake_graph_hp;
+	return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphExecHostNodeSetParams(
+	cudaGraphExec_t x, cudaGraphNode_t node,
+	const struct cudaHostNodeParams *p)
+{
+	if (x != FAKE_EXEC || node != FAKE_NODE || !p)
+		return cudaErrorInvalidValue;
+	fake_exec_hp = *p;
+	return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphNodeSetParams(cudaGraphNode_t node,
+					     struct cudaGraphNodeParams *p)
+{
+	struct cudaHostNodeParams hp;
+
+	if (!p || p->type != cudaGraphNodeTypeHost)
+		return cudaErrorInvalidValue;
+	hp.fn = p->host.fn;
+	hp.userData = p->host.userData;
+	return cudaGraphHostNodeSetParams(node, &hp);
+}
+
+cudaError_t CUDARTAPI cudaGraphExecNodeSetParams(
+	cudaGraphExec_t x, cudaGraphNode_t node, struct cudaGraphNodeParams *p)
+{
+	struct cudaHostNodeParams hp;
+
+	if (!p || p->type != cudaGraphNodeTypeHost)
+		return cudaErrorInvalidValue;
+	hp.fn = p->host.fn;
+	hp.userData = p->host.userData;
+	return cudaGraphExecHostNodeSetParams(x, node, &hp);
+}
 
 static void expect(const char *name, int got, int want)
 {
@@ -650,6 +713,106 @@ static void test_host_tokens(void)
 		  xd_hostfn_ctx_count(&A.s), before);
 }
 
+/* The token of the context @hp names, or 0 when it is not ours. */
+static uint64_t hp_token(const struct cudaHostNodeParams *hp)
+{
+	if (hp->fn != xd_hostfn_trampoline)
+		return 0;
+	return xd_hostfn_ctx_token(&A.s, hp->userData);
+}
+
+/* A host node set through @entry (of @exec): token @tok into CUDA. */
+static int host_set(uint32_t exec, uint32_t node, uint32_t entry,
+		    uint64_t tok)
+{
+	struct xcuda_gparams *w = (struct xcuda_gparams *)(A.chan.arena +
+							   4096);
+	struct xcuda_graph_node_set_params_args sp = { 0 };
+
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeHost;
+	w->token = tok;
+	sp.exec = exec;
+	sp.node = node;
+	sp.entry = entry;
+	sp.params.off = 4096;
+	sp.params.len = GP;
+	return CALL(&A, XCUDA_OP_GRAPH_NODE_SET_PARAMS, sp);
+}
+
+/*
+ * A host node's new function, set in its graph or in an executable graph
+ * by either entry point, keeps its context: the node's get answers its
+ * token, and the context is there to run it.  A refused set leaves none.
+ */
+static void test_host_set(void)
+{
+	struct xcuda_gparams *w = (struct xcuda_gparams *)(A.chan.arena +
+							   4096);
+	struct xcuda_graph_node_get_params_args gp = { 0 };
+	uint32_t node, other, exec;
+	unsigned int before;
+
+	node = plant(&A, XD_H_NODE, (uintptr_t)FAKE_NODE, 0, 0);
+	other = plant(&A, XD_H_NODE, 0xbad0, 0, 0);
+	exec = plant(&A, XD_H_GRAPHEXEC, (uintptr_t)FAKE_EXEC, 0, 0);
+	before = xd_hostfn_ctx_count(&A.s);
+
+	expect("set a host node", host_set(0, node, XCUDA_GN_HOST, 9), 0);
+	CHECK_MSG(hp_token(&fake_graph_hp) == 9,
+		  "the set node's function runs the token", "token %llu",
+		  (unsigned long long)hp_token(&fake_graph_hp));
+	gp.node = node;
+	gp.entry = XCUDA_GN_HOST;
+	gp.params.off = 4096;
+	gp.params.len = GP;
+	memset(w, 0, GP);
+	expect("get the set host node",
+	       CALL(&A, XCUDA_OP_GRAPH_NODE_GET_PARAMS, gp), 0);
+	CHECK_MSG(w->token == 9 && w->type == cudaGraphNodeTypeHost,
+		  "the set host node answers its token", "token %llu",
+		  (unsigned long long)w->token);
+
+	expect("set an executable graph's host node",
+	       host_set(exec, node, XCUDA_GN_HOST, 10), 0);
+	CHECK_MSG(hp_token(&fake_exec_hp) == 10,
+		  "the executable graph's node runs the token", "token %llu",
+		  (unsigned long long)hp_token(&fake_exec_hp));
+	CHECK_MSG(hp_token(&fake_graph_hp) == 9,
+		  "the graph's node keeps its own", "token %llu",
+		  (unsigned long long)hp_token(&fake_graph_hp));
+
+	expect("set a host node through the generic entry",
+	       host_set(0, node, XCUDA_GN_GENERIC, 11), 0);
+	memset(w, 0, GP);
+	expect("get the generically set host node",
+	       CALL(&A, XCUDA_OP_GRAPH_NODE_GET_PARAMS, gp), 0);
+	CHECK_MSG(w->token == 11, "the generic set's token answers",
+		  "token %llu", (unsigned long long)w->token);
+	expect("set an executable graph's host node, generic entry",
+	       host_set(exec, node, XCUDA_GN_GENERIC, 12), 0);
+	CHECK_MSG(hp_token(&fake_exec_hp) == 12,
+		  "the generic executable set's token runs", "token %llu",
+		  (unsigned long long)hp_token(&fake_exec_hp));
+	/* The replaced ones stay: something made before may run them. */
+	CHECK_MSG(xd_hostfn_ctx_count(&A.s) == before + 4,
+		  "each set node holds a context", "%u, was %u",
+		  xd_hostfn_ctx_count(&A.s), before);
+
+	expect("CUDA refuses the set",
+	       host_set(0, other, XCUDA_GN_HOST, 13), cudaErrorInvalidValue);
+	expect("CUDA refuses the executable set",
+	       host_set(exec, other, XCUDA_GN_GENERIC, 14),
+	       cudaErrorInvalidValue);
+	CHECK_MSG(xd_hostfn_ctx_count(&A.s) == before + 4,
+		  "a refused set leaves no context", "%u, was %u",
+		  xd_hostfn_ctx_count(&A.s), before);
+	CHECK_MSG(hp_token(&fake_graph_hp) == 11,
+		  "the node keeps the function it had", "token %llu",
+		  (unsigned long long)hp_token(&fake_graph_hp));
+	unplant(&A);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -663,6 +826,7 @@ int main(void)
 	test_dot();
 	test_user_objects();
 	test_host_tokens();
+	test_host_set();
 	xd_session_fini(&A.s);
 	xd_session_fini(&B.s);
 	free(A.chan.arena);

@@ -27,6 +27,7 @@ struct xd_logs_reg {
 	struct xd_session *s;
 	uint64_t token;
 	int kind;
+	int device;		/* ASYNC: where it was registered */
 	void *ud;		/* the host function context */
 	union {
 		cudaLogsCallbackHandle log;
@@ -197,6 +198,7 @@ static int xd_logs_register(struct xd_session *s, int kind, uint64_t token,
 	g->s = s;
 	g->token = token;
 	g->kind = kind;
+	g->device = device;
 	g->next = xd_logs_regs;
 	xd_logs_regs = g;
 	pthread_mutex_unlock(&xd_logs_lock);
@@ -294,16 +296,13 @@ static void xd_logs_fini(struct xd_session *s)
 	pthread_mutex_lock(&xd_logs_lock);
 	while (*p) {
 		struct xd_logs_reg *g = *p;
-		int dev = 0;
 
 		if (g->s != s) {
 			p = &g->next;
 			continue;
 		}
 		*p = g->next;
-		if (g->kind == XD_REG_ASYNC)
-			cudaGetDevice(&dev);
-		if (xd_logs_unregister(g, dev))
+		if (xd_logs_unregister(g, g->device))
 			xd_hostfn_ctx_drop_wait(g->ud);
 		free(g);
 	}

@@ -391,6 +391,51 @@ out:
 	check_case("guest: log and notification payloads are bounded");
 }
 
+/* ---- both halves: the worker's function and the guest's runner ---- */
+
+static void test_end_to_end(void)
+{
+	struct xcuda_hostfn_area *a =
+		(struct xcuda_hostfn_area *)(wchan.arena + AREA_OFF);
+	struct xc_hostfn l = { .kind = XC_HOSTFN_LOG, .fn.log = log_fn,
+			       .data = &wsess,
+			       .payload = wchan.arena + PAY_OFF,
+			       .payload_len = 128, .payload_off = PAY_OFF };
+	static const char text[] = "a message the driver logged";
+	uint64_t token = 0;
+	void *ud = NULL;
+	long end;
+	int before = log_calls;
+
+	wsession();
+	wchan.flags = XD_CHAN_SHARED_FUTEX;
+	EXPECT(wsetup() == 0, "setup");
+	EXPECT(!xc_hostfn_register(&l, XC_HOSTFN_KEEP, &token), "register");
+	EXPECT(xd_hostfn_ctx_new(&wsess, token, XD_HOSTFN_GRAPH, &ud) == 0,
+	       "context");
+	EXPECT(xd_hostfn_ctx_payload(&wsess, ud, PAY_OFF, 128) == 0,
+	       "payload");
+	/* The runner serves this arena from now on: never freed. */
+	EXPECT(xc_hostfn_serve(a, 1) == cudaSuccess, "serve");
+	/* As CUDA calls it: returns once the guest's function returned. */
+	xd_hostfn_fire_data(ud, 0, text, sizeof(text) - 1);
+	EXPECT(log_calls == before + 1 && log_len == sizeof(text) - 1 &&
+	       log_level == cudaLogLevelError && log_data == &wsess,
+	       "calls %d length %zu", log_calls - before, log_len);
+	xd_hostfn_fire_data(ud, 1, text, sizeof(text) - 1);
+	EXPECT(log_calls == before + 2 && log_level == cudaLogLevelWarning,
+	       "a second message");
+	xd_hostfn_ctx_drop_wait(ud);
+	xd_hostfn_fire_data(ud, 1, text, sizeof(text) - 1);
+	end = now_ms() + 50;
+	while (now_ms() < end)
+		nap_ms(5);
+	EXPECT(log_calls == before + 2, "a dropped registration fired");
+out:
+	xc_hostfn_forget(token);
+	check_case("both: a log message reaches the program's callback");
+}
+
 int main(void)
 {
 	harness_setup();
@@ -402,5 +447,6 @@ int main(void)
 	test_worker_checks();
 	test_payload();
 	test_guest_scan();
+	test_end_to_end();
 	return check_summary();
 }

@@ -56,9 +56,18 @@ struct xd_hf_ctx {
 	uint64_t token;
 	struct xd_hostfn *st;
 	uint32_t next_free;
+	uint32_t plen;		/* a payload buffer [poff, poff + plen) */
+	uint64_t poff;
 };
 
 static pthread_mutex_t xd_hf_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Held by a trampoline with a payload from before it looks up its
+ * context until the guest completed the record: one payload record at a
+ * time, so a buffer is never rewritten while the guest reads it, and
+ * xd_hostfn_ctx_drop_wait() can wait for the last writer.
+ */
+static pthread_mutex_t xd_hf_payload_lock = PTHREAD_MUTEX_INITIALIZER;
 /* A slot was freed, a trampoline left, or a session is ending. */
 static pthread_cond_t xd_hf_cv;
 static pthread_once_t xd_hf_once = PTHREAD_ONCE_INIT;
@@ -151,6 +160,8 @@ int xd_hostfn_ctx_new(struct xd_session *s, uint64_t token,
 	c->flags = flags;
 	c->token = token;
 	c->st = st;
+	c->poff = 0;
+	c->plen = 0;
 	st->nctx++;
 	*user_data = xd_hf_id(idx, c->gen);
 out:
@@ -178,6 +189,33 @@ void xd_hostfn_ctx_drop(void *user_data)
 	if (c)
 		xd_hf_put(c);
 	pthread_mutex_unlock(&xd_hf_lock);
+}
+
+int xd_hostfn_ctx_payload(struct xd_session *s, void *user_data,
+			  uint64_t off, uint32_t len)
+{
+	struct xd_hf_ctx *c;
+	int err = cudaErrorInvalidValue;
+
+	if (len < XD_HOSTFN_PAYLOAD_MIN || len > XD_HOSTFN_PAYLOAD_MAX ||
+	    !xcuda_extent_ok(off, len, s->chan->arena_size))
+		return err;
+	pthread_mutex_lock(&xd_hf_lock);
+	c = xd_hf_get(user_data);
+	if (c && s->hostfn && c->st == s->hostfn) {
+		c->poff = off;
+		c->plen = len;
+		err = 0;
+	}
+	pthread_mutex_unlock(&xd_hf_lock);
+	return err;
+}
+
+void xd_hostfn_ctx_drop_wait(void *user_data)
+{
+	xd_hostfn_ctx_drop(user_data);
+	pthread_mutex_lock(&xd_hf_payload_lock);
+	pthread_mutex_unlock(&xd_hf_payload_lock);
 }
 
 uint64_t xd_hostfn_ctx_token(struct xd_session *s, void *user_data)
@@ -301,13 +339,14 @@ static int xd_hf_slot(struct xd_hostfn *st)
 	}
 }
 
-static void xd_hf_fire(void *user_data, cudaError_t status)
+static void xd_hf_fire(void *user_data, int32_t status, const void *data,
+		       size_t len)
 {
 	struct xcuda_hostfn_slot *sl;
 	struct xd_hostfn *st;
 	struct xd_hf_ctx *c;
-	uint32_t flags, seq;
-	uint64_t token;
+	uint32_t flags, seq, plen;
+	uint64_t token, poff;
 	int slot;
 
 	pthread_once(&xd_hf_once, xd_hf_init);
@@ -320,6 +359,8 @@ static void xd_hf_fire(void *user_data, cudaError_t status)
 	st = c->st;
 	token = c->token;
 	flags = c->flags;
+	poff = c->poff;
+	plen = c->plen;
 	/* A one-shot context can fire once only, whatever CUDA does. */
 	if (!(flags & XD_HOSTFN_GRAPH))
 		xd_hf_put(c);
@@ -341,7 +382,13 @@ static void xd_hf_fire(void *user_data, cudaError_t status)
 	sl->token = token;
 	sl->status = status;
 	sl->flags = flags & XD_HOSTFN_GRAPH ? XCUDA_HOSTFN_GRAPH : 0;
-	sl->rsvd = 0;
+	sl->arg = 0;
+	if (data && plen) {
+		if (len > plen)
+			len = plen;
+		memcpy(st->chan->arena + poff, data, len);
+		sl->arg = len;
+	}
 	__atomic_store_n(&sl->seq, seq, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&st->area->wake, 1, __ATOMIC_SEQ_CST);
 	if (st->futex)
@@ -358,14 +405,22 @@ out:
 
 void CUDART_CB xd_hostfn_trampoline(void *user_data)
 {
-	xd_hf_fire(user_data, cudaSuccess);
+	xd_hf_fire(user_data, cudaSuccess, NULL, 0);
+}
+
+void xd_hostfn_fire_data(void *user_data, int32_t status, const void *data,
+			 size_t len)
+{
+	pthread_mutex_lock(&xd_hf_payload_lock);
+	xd_hf_fire(user_data, status, data, len);
+	pthread_mutex_unlock(&xd_hf_payload_lock);
 }
 
 void CUDART_CB xd_hostfn_callback(cudaStream_t stream, cudaError_t status,
 				  void *user_data)
 {
 	(void)stream;
-	xd_hf_fire(user_data, status);
+	xd_hf_fire(user_data, status, NULL, 0);
 }
 
 /* ---- the session ---- */

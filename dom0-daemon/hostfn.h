@@ -25,6 +25,10 @@
 /* How often a waiting trampoline looks whether the guest is still there. */
 #define XD_HOSTFN_LIVENESS_MS	50
 
+/* A payload buffer's bounds (log messages, async notifications). */
+#define XD_HOSTFN_PAYLOAD_MIN	64
+#define XD_HOSTFN_PAYLOAD_MAX	65536
+
 /* Context flags. */
 #define XD_HOSTFN_ONESHOT	0	/* gone once it ran */
 #define XD_HOSTFN_GRAPH		(1u << 0)	/* a graph node's */
@@ -49,6 +53,25 @@ int xd_hostfn_ctx_new(struct xd_session *s, uint64_t token,
 void xd_hostfn_ctx_keep(void *user_data);
 /* Forgets a context (a failed enqueue, a destroyed graph). */
 void xd_hostfn_ctx_drop(void *user_data);
+/*
+ * Gives context @user_data of session @s a payload buffer, [off, off +
+ * len) of the arena (xd_hostfn_fire_data() writes there).  0, or
+ * cudaErrorInvalidValue for a bad extent or context.
+ */
+int xd_hostfn_ctx_payload(struct xd_session *s, void *user_data,
+			  uint64_t off, uint32_t len);
+/*
+ * Forgets a context with a payload and waits until no trampoline writes
+ * its buffer any more (the guest may then reuse it).
+ */
+void xd_hostfn_ctx_drop_wait(void *user_data);
+/*
+ * Fires the context as xd_hostfn_trampoline(), with @status and the first
+ * bytes of @data (at most the buffer's) in the context's payload buffer.
+ * Payload records are published one at a time.
+ */
+void xd_hostfn_fire_data(void *user_data, int32_t status, const void *data,
+			 size_t len);
 /*
  * The guest's token of @user_data, a live context of session @s, or 0
  * (a graph's host node answers its function by the guest's token).

@@ -226,6 +226,43 @@ static int xc_hf_take(uint64_t token, struct xc_hostfn *f)
 	return ret;
 }
 
+/*
+ * A record with a payload: the bytes are copied once out of the buffer
+ * the worker may still scribble on, bounded by the buffer we gave, and
+ * a message is terminated here.
+ */
+static void xc_hf_run_payload(const struct xc_hostfn *f, uint64_t token,
+			      int32_t status, uint64_t len)
+{
+	if (!f->payload || !f->payload_len)
+		return;
+	if (f->kind == XC_HOSTFN_LOG) {
+		char *msg = malloc(f->payload_len);
+		cudaLogLevel level = status == cudaLogLevelWarning ?
+				     cudaLogLevelWarning : cudaLogLevelError;
+
+		if (!msg)
+			return;
+		if (len > f->payload_len - 1)
+			len = f->payload_len - 1;
+		memcpy(msg, f->payload, (size_t)len);
+		msg[len] = '\0';
+		f->fn.log(f->data, level, msg, strlen(msg));
+		free(msg);
+	} else {
+		cudaAsyncNotificationInfo_t info;
+
+		memset(&info, 0, sizeof(info));
+		if (len > sizeof(info))
+			len = sizeof(info);
+		if (len > f->payload_len)
+			len = f->payload_len;
+		memcpy(&info, f->payload, (size_t)len);
+		f->fn.async(&info, f->data,
+			    (cudaAsyncCallbackHandle_t)(uintptr_t)token);
+	}
+}
+
 int xc_hostfn_scan(struct xcuda_hostfn_area *area, int futex)
 {
 	static int said;
@@ -255,6 +292,11 @@ int xc_hostfn_scan(struct xcuda_hostfn_area *area, int futex)
 			if (status < 0 || status > 100000)
 				status = cudaErrorUnknown;
 			f.fn.stream(f.stream, (cudaError_t)status, f.data);
+		} else if (f.kind == XC_HOSTFN_LOG ||
+			   f.kind == XC_HOSTFN_ASYNC) {
+			xc_hf_run_payload(&f, token, status,
+					  __atomic_load_n(&sl->arg,
+							  __ATOMIC_RELAXED));
 		}
 		__atomic_store_n(&sl->done, seq, __ATOMIC_RELEASE);
 		if (futex)

@@ -21,6 +21,8 @@
 enum xc_hostfn_kind {
 	XC_HOSTFN_HOST = 1,	/* fn.host(data) */
 	XC_HOSTFN_STREAM = 2,	/* fn.stream(stream, status, data) */
+	XC_HOSTFN_LOG = 3,	/* fn.log(data, level, message, length) */
+	XC_HOSTFN_ASYNC = 4,	/* fn.async(&info, data, handle) */
 };
 
 struct xc_hostfn {
@@ -28,9 +30,19 @@ struct xc_hostfn {
 	union {
 		cudaHostFn_t host;
 		cudaStreamCallback_t stream;
+		cudaLogsCallback_t log;
+		cudaAsyncCallback async;
 	} fn;
 	void *data;
 	cudaStream_t stream;	/* as the program named it (STREAM) */
+	/*
+	 * LOG, ASYNC: the registration's payload buffer in the arena, which
+	 * the worker writes before each record (its length in the record).
+	 */
+	void *payload;
+	uint64_t payload_off;
+	uint32_t payload_len;
+	int device;		/* ASYNC: as the program registered it */
 };
 
 /* Registration flags. */

@@ -21,7 +21,9 @@
  * One function running.  The worker owns a slot from publishing a record
  * until done == seq; it writes token, status and flags, then seq (never
  * 0, never the slot's previous value).  The guest runs the function and
- * stores done = seq.
+ * stores done = seq.  A registration with a payload buffer (a log
+ * message, an async notification) has its bytes there and their count
+ * in arg; the guest bounds it by the buffer it gave.
  */
 struct xcuda_hostfn_slot {
 	uint64_t token;		/* worker: the guest's token */
@@ -29,7 +31,7 @@ struct xcuda_hostfn_slot {
 	uint32_t done;		/* guest: = seq once the function ran */
 	int32_t status;		/* worker: the stream's status */
 	uint32_t flags;		/* worker: XCUDA_HOSTFN_* */
-	uint64_t rsvd;
+	uint64_t arg;		/* worker: a payload's length, else 0 */
 };
 
 struct xcuda_hostfn_area {

@@ -20,6 +20,13 @@ static int xc_late_source(const void *src)
 	return r.kind == XC_R_HOST_PINNED || r.kind == XC_R_HOST_REGISTERED;
 }
 
+/* Sources read "during the call" are read once the stream is. */
+static cudaError_t xc_batch_wait(cudaStream_t stream, int per_thread)
+{
+	return per_thread ? cudaStreamSynchronize_ptsz(stream) :
+			    cudaStreamSynchronize(stream);
+}
+
 static cudaError_t xc_batch(void *const *dsts, const void *const *srcs,
 			    const size_t *sizes, size_t count,
 			    struct cudaMemcpyAttributes *attrs,
@@ -59,12 +66,8 @@ static cudaError_t xc_batch(void *const *dsts, const void *const *srcs,
 		err = xc_memcpy(dsts[i], srcs[i], sizes[i], cudaMemcpyDefault,
 				stream, 1, per_thread);
 	}
-	if (!err && wait) {
-		if (per_thread)
-			err = cudaStreamSynchronize_ptsz(stream);
-		else
-			err = cudaStreamSynchronize(stream);
-	}
+	if (!err && wait)
+		err = xc_batch_wait(stream, per_thread);
 	return err;
 }
 
@@ -170,12 +173,8 @@ static cudaError_t xc_batch3d(size_t numOps, struct cudaMemcpy3DBatchOp *ops,
 		else
 			err = cudaMemcpy3DAsync(&p, stream);
 	}
-	if (!err && wait) {
-		if (per_thread)
-			err = cudaStreamSynchronize_ptsz(stream);
-		else
-			err = cudaStreamSynchronize(stream);
-	}
+	if (!err && wait)
+		err = xc_batch_wait(stream, per_thread);
 	return err;
 }
 

@@ -184,21 +184,30 @@ cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrary_t library,
 	return xc_ret(err);
 }
 
-cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes,
-				 cudaLibrary_t library, const char *name)
+/* A library's variable by name: VAR_GET with @flags. */
+static cudaError_t xc_lib_var(cudaLibrary_t library, const char *name,
+			      uint32_t flags, uint64_t *p, uint64_t *size)
 {
-	uint64_t p = 0, size = 0;
 	struct xc_session *s;
 	struct xc_module *m;
 	cudaError_t err;
 
 	if (!name)
-		return xc_ret(cudaErrorInvalidValue);
+		return cudaErrorInvalidValue;
 	err = xc_lib_locked(library, &s, &m);
 	if (err)
-		return xc_ret(err);
-	err = xc_lib_global(s, m, name, 0, &p, &size);
+		return err;
+	err = xc_lib_global(s, m, name, flags, p, size);
 	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes,
+				 cudaLibrary_t library, const char *name)
+{
+	uint64_t p = 0, size = 0;
+	cudaError_t err = xc_lib_var(library, name, 0, &p, &size);
+
 	if (err)
 		return xc_ret(err);
 	if (dptr)
@@ -359,25 +368,16 @@ cudaError_t cudaLibraryGetManaged(void **dptr, size_t *bytes,
 				  cudaLibrary_t library, const char *name)
 {
 	uint64_t p = 0, size = 0;
-	struct xc_session *s;
-	struct xc_module *m;
 	cudaError_t err;
-	int ret;
+	struct xc_session *s = xc_session_peek();
 
-	if (!name)
-		return xc_ret(cudaErrorInvalidValue);
-	err = xc_lib_locked(library, &s, &m);
-	if (err)
-		return xc_ret(err);
-	err = xc_lib_global(s, m, name, XCUDA_VAR_MANAGED, &p, &size);
-	pthread_mutex_unlock(&s->lock);
+	err = xc_lib_var(library, name, XCUDA_VAR_MANAGED, &p, &size);
 	if (err)
 		return xc_ret(err);
 	if (!p || !size)
 		return xc_ret(cudaErrorSymbolNotFound);
 	/* Asked again, or beside another variable: it joins the region. */
-	ret = xc_managed_map(s, p, size, 1, xc_cur_device(), 0);
-	if (ret)
+	if (xc_managed_map(s, p, size, 1, xc_cur_device(), 0))
 		return xc_ret(cudaErrorMemoryAllocation);
 	if (dptr)
 		*dptr = (void *)(uintptr_t)p;

@@ -74,6 +74,17 @@ static void *xc_map_get(struct xc_map *m, const void *key)
 	return NULL;
 }
 
+/* xc_map_get() under the registry's lock. */
+static void *xc_map_find(struct xc_map *m, const void *key)
+{
+	void *val;
+
+	pthread_mutex_lock(&xc_reg_lock);
+	val = xc_map_get(m, key);
+	pthread_mutex_unlock(&xc_reg_lock);
+	return val;
+}
+
 static int xc_map_put(struct xc_map *m, const void *key, void *val)
 {
 	unsigned int h = xc_map_hash(key);
@@ -284,24 +295,15 @@ void xc_reg_device_reset(void)
 	pthread_mutex_unlock(&xc_reg_lock);
 }
 
+
 struct xc_func *xc_func_by_host(const void *host_fun)
 {
-	struct xc_func *f;
-
-	pthread_mutex_lock(&xc_reg_lock);
-	f = xc_map_get(&xc_funcs_by_host, host_fun);
-	pthread_mutex_unlock(&xc_reg_lock);
-	return f;
+	return xc_map_find(&xc_funcs_by_host, host_fun);
 }
 
 struct xc_func *xc_func_by_kernel(const void *kernel)
 {
-	struct xc_func *f;
-
-	pthread_mutex_lock(&xc_reg_lock);
-	f = xc_map_get(&xc_funcs_by_self, kernel);
-	pthread_mutex_unlock(&xc_reg_lock);
-	return f;
+	return xc_map_find(&xc_funcs_by_self, kernel);
 }
 
 /* Sends a NUL-terminated name in a staging block.  Lock held. */
@@ -467,39 +469,23 @@ cudaError_t xc_func_resolve(struct xc_session *s, struct xc_func *f)
 cudaError_t xc_var_resolve(struct xc_session *s, const void *host_var,
 			   struct xc_var **out)
 {
-	struct xcuda_var_get_args a = { 0 };
-	struct xcuda_response rsp;
-	struct xcuda_request req;
-	struct xcuda_var_get_res res;
-	struct xc_var *v;
+	struct xc_var *v = xc_map_find(&xc_vars, host_var);
+	uint64_t p = 0, size = 0;
 	cudaError_t err;
-	uint64_t blk;
 
-	pthread_mutex_lock(&xc_reg_lock);
-	v = xc_map_get(&xc_vars, host_var);
-	pthread_mutex_unlock(&xc_reg_lock);
 	if (!v)
 		return cudaErrorInvalidSymbol;
 	*out = v;
 	if (v->mod->sess == s && v->dptr)
 		return cudaSuccess;
-	err = xc_module_load(s, v->mod);
+	err = xc_lib_global(s, v->mod, v->name, 0, &p, &size);
 	if (err)
 		return err;
-	a.module = v->mod->handle;
-	xc_req_var_get(&req, &a);
-	err = xc_name_call(s, &req, v->name, 0, &rsp, &blk);
-	if (err)
-		return err;
-	xc_arena_release(s->staging, blk);
-	if (rsp.status)
-		return (cudaError_t)rsp.status;
-	memcpy(&res, rsp.out, sizeof(res));
-	if (!res.ptr)
+	if (!p)
 		return cudaErrorInvalidSymbol;
-	v->dptr = res.ptr;
-	if (res.size < v->size)
-		v->size = res.size;
+	v->dptr = p;
+	if (size < v->size)
+		v->size = size;
 	return cudaSuccess;
 }
 
@@ -614,12 +600,7 @@ struct xc_module *xc_lib_new(const void *image, uint64_t size)
 
 struct xc_module *xc_lib_get(const void *lib)
 {
-	struct xc_module *m;
-
-	pthread_mutex_lock(&xc_reg_lock);
-	m = xc_map_get(&xc_libs, lib);
-	pthread_mutex_unlock(&xc_reg_lock);
-	return m;
+	return xc_map_find(&xc_libs, lib);
 }
 
 cudaError_t xc_lib_load(struct xc_session *s, struct xc_module *m)

@@ -334,6 +334,33 @@ static int xd_array_out(struct xd_session *s, cudaArray_t arr,
 	return sd->ptr ? 0 : cudaErrorNotSupported;
 }
 
+/*
+ * A device-address side that an explicit kind calls host memory: CUDA
+ * would read or write it as this worker's own memory, so it must be
+ * memory CUDA knows as device or managed (host memory of the guest is
+ * the arena, by offset).  cudaMemcpyDefault is left to CUDA.
+ */
+static int xd_host_side_ok(const struct xcuda_gside *sd, void *ptr,
+			   uint32_t kind, int src)
+{
+	struct cudaPointerAttributes at;
+	int host;
+
+	if (sd->where != XCUDA_GSIDE_DEV)
+		return 0;
+	host = kind == cudaMemcpyHostToHost ||
+	       kind == (src ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+	if (!host)
+		return 0;
+	memset(&at, 0, sizeof(at));
+	if (cudaPointerGetAttributes(&at, ptr)) {
+		cudaGetLastError();
+		return cudaErrorInvalidValue;
+	}
+	return at.type == cudaMemoryTypeDevice ||
+	       at.type == cudaMemoryTypeManaged ? 0 : cudaErrorInvalidValue;
+}
+
 static int xd_gp_memcpy(struct xd_session *s, struct xd_gp *p, int one_d)
 {
 	struct xcuda_gparams *w = &p->w;
@@ -365,6 +392,10 @@ static int xd_gp_memcpy(struct xd_session *s, struct xd_gp *p, int one_d)
 		err = xd_side_span(&w->dst, ext, &span);
 	if (!err && !p->cp.dstArray)
 		err = xd_side_ptr(s, &w->dst, span, &dst);
+	if (!err)
+		err = xd_host_side_ok(&w->src, src, w->kind, 1);
+	if (!err)
+		err = xd_host_side_ok(&w->dst, dst, w->kind, 0);
 	if (err)
 		return err;
 	p->cp.srcPtr = (struct cudaPitchedPtr){ src, w->src.pitch,

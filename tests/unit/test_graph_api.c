@@ -1087,6 +1087,31 @@ static void test_arrays(void)
 	w->extent[1] = 1;
 	expect("a memset names no array", add(g, XCUDA_GN_MEMSET, GP),
 	       cudaErrorInvalidValue);
+	/* The worker's own memory named as a host side: never CUDA's. */
+	{
+		static uint8_t mine[256];
+
+		memset(w, 0, GP);
+		w->type = cudaGraphNodeTypeMemcpy;
+		w->src.where = XCUDA_GSIDE_ARRAY;
+		w->src.ptr = arr;
+		w->dst.where = XCUDA_GSIDE_DEV;
+		w->dst.ptr = (uintptr_t)mine;
+		w->dst.pitch = sizeof(mine);
+		w->extent[0] = 16;
+		w->extent[1] = w->extent[2] = 1;
+		w->kind = cudaMemcpyDeviceToHost;
+		expect("worker memory as an array copy's host side", add(g,
+		       XCUDA_GN_MEMCPY, GP), cudaErrorInvalidValue);
+		w->src.where = XCUDA_GSIDE_DEV;
+		w->src.ptr = (uintptr_t)mine;
+		w->src.pitch = sizeof(mine);
+		w->dst.where = XCUDA_GSIDE_ARENA;
+		w->dst.ptr = 0;
+		w->kind = cudaMemcpyHostToDevice;
+		expect("worker memory as a copy's host source", add(g,
+		       XCUDA_GN_MEMCPY, GP), cudaErrorInvalidValue);
+	}
 	xd_htab_del(&A.s.objects[XD_H_ARRAY], arr);
 	xd_htab_del(&A.s.objects[XD_H_ARRAY], other);
 	unplant(&A);

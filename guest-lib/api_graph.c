@@ -514,9 +514,14 @@ static int xc_bounce_which(struct xc_session *s, const struct xc_gin *in,
 	} else {
 		return 0;
 	}
-	if (cp->srcArray || cp->dstArray)
-		return 0;
 	xc_kind_hosts(cp->kind, &hs, &hd);
+	/* An array is never pageable; its other side may be. */
+	if (cp->srcArray && cp->dstArray)
+		return 0;
+	if (cp->srcArray)
+		return xc_pageable(s, cp->dstPtr.ptr, hd) ? XC_BOUNCE_DST : 0;
+	if (cp->dstArray)
+		return xc_pageable(s, cp->srcPtr.ptr, hs) ? XC_BOUNCE_SRC : 0;
 	ps = xc_pageable(s, cp->srcPtr.ptr, hs);
 	pd = xc_pageable(s, cp->dstPtr.ptr, hd);
 	return ps == pd ? 0 : ps ? XC_BOUNCE_SRC : XC_BOUNCE_DST;

@@ -18,7 +18,7 @@
  * pageable memory, their parameters changed in the graph and in the
  * executable graph; kernel node attributes (priority, an access policy
  * window) set, read back and copied to another node; copy nodes into
- * and out of a CUDA array.  Counts, types, results and error names
+ * and out of a CUDA array, from pinned, device and pageable memory.  Counts, types, results and error names
  * only.
  */
 #include <unistd.h>
@@ -746,6 +746,44 @@ static void array_nodes(cudaStream_t s, int *dev)
 	printf("array graph, rows 2 and 3: bad %d, pin[0] %d\n", bad, pin[0]);
 	CK(cudaGraphExecDestroy(ge));
 	CK(cudaGraphDestroy(g));
+
+	/* Pageable memory into the array and back, launched twice. */
+	int *hin = (int *)malloc(4 * 64 * sizeof(int));
+	int *hout = (int *)malloc(2 * 32 * sizeof(int));
+	CK(cudaGraphCreate(&g, 0));
+	memset(&p, 0, sizeof(p));
+	p.srcPtr = make_cudaPitchedPtr(hin, 64 * sizeof(int), 64, 4);
+	p.dstArray = arr;
+	p.extent = make_cudaExtent(64, 4, 1);
+	p.kind = cudaMemcpyHostToDevice;
+	CK(cudaGraphAddMemcpyNode(&nin, g, NULL, 0, &p));
+	/* Columns 8 to 39 of rows 1 and 2 into a 2 x 32 block. */
+	memset(&p, 0, sizeof(p));
+	p.srcArray = arr;
+	p.srcPos = make_cudaPos(8, 1, 0);
+	p.dstPtr = make_cudaPitchedPtr(hout, 32 * sizeof(int), 32, 2);
+	p.extent = make_cudaExtent(32, 2, 1);
+	p.kind = cudaMemcpyDeviceToHost;
+	CK(cudaGraphAddMemcpyNode(&nout, g, &nin, 1, &p));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	for (int l = 0; l < 2; l++) {
+		for (int i = 0; i < 4 * 64; i++)
+			hin[i] = 1000 * (l + 1) + i;
+		memset(hout, 0, 2 * 32 * sizeof(int));
+		CK(cudaGraphLaunch(ge, s));
+		CK(cudaStreamSynchronize(s));
+		bad = 0;
+		for (int r = 0; r < 2; r++)
+			for (int c = 0; c < 32; c++)
+				bad += hout[r * 32 + c] !=
+				       hin[(r + 1) * 64 + 8 + c];
+		printf("pageable array graph launch %d: bad %d, hout[63] %d\n",
+		       l, bad, hout[63]);
+	}
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+	free(hin);
+	free(hout);
 	CK(cudaFreeArray(arr));
 	CK(cudaFreeHost(pin));
 }

@@ -34,6 +34,7 @@
 #include "hostfn.h"
 #include "log.h"
 #include "ops.h"
+#include "ops_launch.h"
 
 _Static_assert(sizeof(struct xcuda_gparams) == 280, "gparams size");
 _Static_assert(sizeof(cudaGraphEdgeData) == 8, "edge data size");
@@ -282,11 +283,89 @@ static void xd_side_out(struct xd_session *s, const void *p,
 	}
 }
 
+/* Bytes an element of @arr takes; 0 for formats without one. */
+static uint64_t xd_gp_elem(cudaArray_t arr)
+{
+	struct cudaChannelFormatDesc d;
+
+	if (cudaArrayGetInfo(&d, NULL, NULL, arr))
+		return 0;
+	if (d.x < 0 || d.y < 0 || d.z < 0 || d.w < 0)
+		return 0;
+	return ((uint64_t)d.x + d.y + d.z + d.w) / 8;
+}
+
+/*
+ * A copy's side @sd that names a CUDA array: the session's array in
+ * *@arr (NULL when @sd is no array), and the extent in bytes for the
+ * other side (@other) in @ext: CUDA counts an array copy's width in the
+ * array's elements.  Both sides arrays: CUDA checks both.
+ */
+static int xd_gp_array(struct xd_session *s, const struct xcuda_gside *sd,
+		       const struct xcuda_gside *other, cudaArray_t *arr,
+		       uint64_t *ext)
+{
+	uint64_t elem;
+
+	*arr = NULL;
+	if (sd->where != XCUDA_GSIDE_ARRAY)
+		return 0;
+	if (sd->ptr > UINT32_MAX)
+		return cudaErrorInvalidResourceHandle;
+	*arr = xd_object_get(&s->objects[XD_H_ARRAY], (uint32_t)sd->ptr);
+	if (!*arr)
+		return cudaErrorInvalidResourceHandle;
+	if (other->where == XCUDA_GSIDE_ARRAY)
+		return 0;
+	elem = xd_gp_elem(*arr);
+	if (!elem || __builtin_mul_overflow(ext[0], elem, &ext[0]))
+		return cudaErrorInvalidValue;
+	return 0;
+}
+
+/* An array CUDA answered as a side: the session's handle for it. */
+static int xd_array_out(struct xd_session *s, cudaArray_t arr,
+			struct xcuda_gside *sd)
+{
+	if (!arr)
+		return 0;
+	sd->where = XCUDA_GSIDE_ARRAY;
+	sd->ptr = xd_object_handle(&s->objects[XD_H_ARRAY], arr);
+	return sd->ptr ? 0 : cudaErrorNotSupported;
+}
+
+/*
+ * A device-address side that an explicit kind calls host memory: CUDA
+ * would read or write it as this worker's own memory, so it must be
+ * memory CUDA knows as device or managed (host memory of the guest is
+ * the arena, by offset).  cudaMemcpyDefault is left to CUDA.
+ */
+static int xd_host_side_ok(const struct xcuda_gside *sd, void *ptr,
+			   uint32_t kind, int src)
+{
+	struct cudaPointerAttributes at;
+	int host;
+
+	if (sd->where != XCUDA_GSIDE_DEV)
+		return 0;
+	host = kind == cudaMemcpyHostToHost ||
+	       kind == (src ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
+	if (!host)
+		return 0;
+	memset(&at, 0, sizeof(at));
+	if (cudaPointerGetAttributes(&at, ptr)) {
+		cudaGetLastError();
+		return cudaErrorInvalidValue;
+	}
+	return at.type == cudaMemoryTypeDevice ||
+	       at.type == cudaMemoryTypeManaged ? 0 : cudaErrorInvalidValue;
+}
+
 static int xd_gp_memcpy(struct xd_session *s, struct xd_gp *p, int one_d)
 {
 	struct xcuda_gparams *w = &p->w;
-	uint64_t span;
-	void *src, *dst;
+	uint64_t span = 0, ext[3];
+	void *src = NULL, *dst = NULL;
 	int err;
 
 	if (one_d) {
@@ -297,16 +376,28 @@ static int xd_gp_memcpy(struct xd_session *s, struct xd_gp *p, int one_d)
 		memset(w->src.pos, 0, sizeof(w->src.pos));
 		memset(w->dst.pos, 0, sizeof(w->dst.pos));
 	}
-	err = xd_side_span(&w->src, w->extent, &span);
+	memcpy(ext, w->extent, sizeof(ext));
+	if (one_d && (w->src.where == XCUDA_GSIDE_ARRAY ||
+		      w->dst.where == XCUDA_GSIDE_ARRAY))
+		return cudaErrorInvalidValue;
+	memset(&p->cp, 0, sizeof(p->cp));
+	err = xd_gp_array(s, &w->src, &w->dst, &p->cp.srcArray, ext);
 	if (!err)
+		err = xd_gp_array(s, &w->dst, &w->src, &p->cp.dstArray, ext);
+	if (!err && !p->cp.srcArray)
+		err = xd_side_span(&w->src, ext, &span);
+	if (!err && !p->cp.srcArray)
 		err = xd_side_ptr(s, &w->src, span, &src);
-	if (!err)
-		err = xd_side_span(&w->dst, w->extent, &span);
-	if (!err)
+	if (!err && !p->cp.dstArray)
+		err = xd_side_span(&w->dst, ext, &span);
+	if (!err && !p->cp.dstArray)
 		err = xd_side_ptr(s, &w->dst, span, &dst);
+	if (!err)
+		err = xd_host_side_ok(&w->src, src, w->kind, 1);
+	if (!err)
+		err = xd_host_side_ok(&w->dst, dst, w->kind, 0);
 	if (err)
 		return err;
-	memset(&p->cp, 0, sizeof(p->cp));
 	p->cp.srcPtr = (struct cudaPitchedPtr){ src, w->src.pitch,
 						w->src.xsize, w->src.ysize };
 	p->cp.dstPtr = (struct cudaPitchedPtr){ dst, w->dst.pitch,
@@ -793,13 +884,15 @@ int xd_op_graph_node_get_params(
 		err = cudaGraphMemcpyNodeGetParams(n, &cp);
 		if (err)
 			break;
-		if (cp.srcArray || cp.dstArray) {
-			err = cudaErrorNotSupported;
-			break;
-		}
 		w->type = cudaGraphNodeTypeMemcpy;
 		xd_side_out(s, cp.srcPtr.ptr, &w->src);
 		xd_side_out(s, cp.dstPtr.ptr, &w->dst);
+		/* Arrays as the session's handles: one it lacks is none. */
+		err = xd_array_out(s, cp.srcArray, &w->src);
+		if (!err)
+			err = xd_array_out(s, cp.dstArray, &w->dst);
+		if (err)
+			break;
 		w->src.pitch = cp.srcPtr.pitch;
 		w->src.xsize = cp.srcPtr.xsize;
 		w->src.ysize = cp.srcPtr.ysize;
@@ -1166,6 +1259,72 @@ int xd_op_graph_event_node_get_event(
 		return err;
 	r->event = xd_find(&s->events, ev);
 	return r->event ? 0 : cudaErrorInvalidResourceHandle;
+}
+
+/* ---- kernel node attributes ---- */
+
+int xd_op_graph_kernel_node_attribute(
+		struct xd_session *s,
+		const struct xcuda_graph_kernel_node_attribute_args *a,
+		struct xd_call *call)
+{
+	struct xcuda_launch_attr rec;
+	struct xd_attrs *at = NULL;
+	cudaLaunchAttributeValue v;
+	cudaGraphNode_t n;
+	uint8_t *buf;
+	uint64_t h;
+	int err;
+
+	(void)call;
+	if (a->set > 1 || a->attr.len != sizeof(rec))
+		return cudaErrorInvalidValue;
+	err = xd_node_arg(s, a->node, &n);
+	if (err)
+		return err;
+	/* The one read of the guest's record. */
+	buf = xd_arena_copy(s, &a->attr, sizeof(rec));
+	if (!buf)
+		return cudaErrorMemoryAllocation;
+	memcpy(&rec, buf, sizeof(rec));
+	if (a->set) {
+		/* As a launch's: events are handles, the rest numbers. */
+		at = malloc(sizeof(*at));
+		err = at ? xd_launch_attrs(s, (const uint8_t *)&rec, 1, at) :
+			cudaErrorMemoryAllocation;
+		if (!err)
+			err = cudaGraphKernelNodeSetAttribute(n, at->cuda[0].id,
+							&at->cuda[0].val);
+		free(at);
+		free(buf);
+		return err;
+	}
+	memset(&v, 0, sizeof(v));
+	err = cudaGraphKernelNodeGetAttribute(n, (cudaKernelNodeAttrID)rec.id,
+					      &v);
+	if (!err) {
+		memcpy(rec.val, &v, sizeof(rec.val));
+		switch (rec.id) {
+		case cudaLaunchAttributeProgrammaticEvent:
+		case cudaLaunchAttributeLaunchCompletionEvent:
+			/* Both keep their event first: our handle for it. */
+			h = v.programmaticEvent.event ?
+				xd_find(&s->events, v.programmaticEvent.event) :
+				0;
+			if (v.programmaticEvent.event && !h)
+				err = cudaErrorInvalidResourceHandle;
+			memcpy(rec.val, &h, sizeof(h));
+			break;
+		default:
+			break;
+		}
+	}
+	if (!err) {
+		memcpy(buf, &rec, sizeof(rec));
+		xd_arena_put(s, &a->attr, buf);
+	}
+	free(buf);
+	return err;
 }
 
 /* ---- executable graphs ---- */

@@ -10,6 +10,7 @@
  * kernel node's argument pointers, the dependencies of a capture) is kept
  * here, in memory the guest owns, as long as CUDA keeps its own.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "xcuda/graph.h"
+#include "xcuda/launch.h"
 #include "guest.h"
 #include "graph_bounce.h"
 #include "hostfn.h"
@@ -177,6 +179,19 @@ static cudaError_t xc_side(struct xc_session *s, const void *p, int host,
 	return cudaSuccess;
 }
 
+/* A side that is a CUDA array: the worker's handle, as arrays are. */
+static cudaError_t xc_side_array(cudaArray_const_t arr,
+				 struct xcuda_gside *sd)
+{
+	uint32_t h;
+
+	if (xc_handle_in(arr, &h))
+		return cudaErrorInvalidValue;
+	sd->where = XCUDA_GSIDE_ARRAY;
+	sd->ptr = h;
+	return cudaSuccess;
+}
+
 /* Host-ness of each side for @kind: 1 host, 0 device, 2 either. */
 static void xc_kind_hosts(enum cudaMemcpyKind kind, int *src, int *dst)
 {
@@ -195,12 +210,12 @@ static cudaError_t xc_gp_memcpy(struct xc_session *s,
 	cudaError_t err;
 	int hs, hd;
 
-	if (p->srcArray || p->dstArray)
-		return cudaErrorNotSupported;
 	xc_kind_hosts(p->kind, &hs, &hd);
-	err = xc_side(s, p->srcPtr.ptr, hs, &w->src);
+	err = p->srcArray ? xc_side_array(p->srcArray, &w->src) :
+		xc_side(s, p->srcPtr.ptr, hs, &w->src);
 	if (!err)
-		err = xc_side(s, p->dstPtr.ptr, hd, &w->dst);
+		err = p->dstArray ? xc_side_array(p->dstArray, &w->dst) :
+			xc_side(s, p->dstPtr.ptr, hd, &w->dst);
 	if (err)
 		return err;
 	w->type = cudaGraphNodeTypeMemcpy;
@@ -499,9 +514,14 @@ static int xc_bounce_which(struct xc_session *s, const struct xc_gin *in,
 	} else {
 		return 0;
 	}
-	if (cp->srcArray || cp->dstArray)
-		return 0;
 	xc_kind_hosts(cp->kind, &hs, &hd);
+	/* An array is never pageable; its other side may be. */
+	if (cp->srcArray && cp->dstArray)
+		return 0;
+	if (cp->srcArray)
+		return xc_pageable(s, cp->dstPtr.ptr, hd) ? XC_BOUNCE_DST : 0;
+	if (cp->dstArray)
+		return xc_pageable(s, cp->srcPtr.ptr, hs) ? XC_BOUNCE_SRC : 0;
 	ps = xc_pageable(s, cp->srcPtr.ptr, hs);
 	pd = xc_pageable(s, cp->dstPtr.ptr, hd);
 	return ps == pd ? 0 : ps ? XC_BOUNCE_SRC : XC_BOUNCE_DST;
@@ -989,14 +1009,20 @@ cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node,
 		return xc_ret(err);
 	w = (struct xcuda_gparams *)buf;
 	memset(p, 0, sizeof(*p));
-	p->srcPtr.ptr = xc_side_out(s, &w->src);
+	if (w->src.where == XCUDA_GSIDE_ARRAY)
+		p->srcArray = (cudaArray_t)xc_h2p((uint32_t)w->src.ptr);
+	else
+		p->srcPtr.ptr = xc_side_out(s, &w->src);
+	if (w->dst.where == XCUDA_GSIDE_ARRAY)
+		p->dstArray = (cudaArray_t)xc_h2p((uint32_t)w->dst.ptr);
+	else
+		p->dstPtr.ptr = xc_side_out(s, &w->dst);
 	p->srcPtr.pitch = w->src.pitch;
 	p->srcPtr.xsize = w->src.xsize;
 	p->srcPtr.ysize = w->src.ysize;
 	p->srcPos.x = w->src.pos[0];
 	p->srcPos.y = w->src.pos[1];
 	p->srcPos.z = w->src.pos[2];
-	p->dstPtr.ptr = xc_side_out(s, &w->dst);
 	p->dstPtr.pitch = w->dst.pitch;
 	p->dstPtr.xsize = w->dst.xsize;
 	p->dstPtr.ysize = w->dst.ysize;
@@ -1762,4 +1788,224 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
 cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph)
 {
 	return xc_end_capture(stream, pGraph, 1);
+}
+
+/* ---- copies to and from symbols ---- */
+
+/*
+ * A symbol copy as the 1D copy it is: the variable's device address
+ * plus @offset on the symbol's side (@to: the destination).  CUDA
+ * reports such a node as a memcpy node, so nothing else is needed.
+ */
+static cudaError_t xc_sym_gin(const void *symbol, void *other,
+			      size_t count, size_t offset,
+			      enum cudaMemcpyKind kind, int to,
+			      struct xc_gin *in)
+{
+	struct xc_session *s;
+	struct xc_var *v;
+	void *dev;
+	cudaError_t err = xc_ready(&s);
+
+	if (err)
+		return err;
+	if (to ? kind != cudaMemcpyHostToDevice &&
+		 kind != cudaMemcpyDeviceToDevice &&
+		 kind != cudaMemcpyDefault :
+	    kind != cudaMemcpyDeviceToHost &&
+	    kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+		return cudaErrorInvalidMemcpyDirection;
+	pthread_mutex_lock(&s->lock);
+	err = xc_var_resolve(s, symbol, &v);
+	pthread_mutex_unlock(&s->lock);
+	if (err)
+		return err;
+	if (offset > v->size || count > v->size - offset)
+		return cudaErrorInvalidValue;
+	dev = (void *)(uintptr_t)(v->dptr + offset);
+	memset(in, 0, sizeof(*in));
+	in->entry = XCUDA_GN_MEMCPY_1D;
+	in->dst = to ? dev : other;
+	in->src = to ? other : dev;
+	in->count = count;
+	in->kind = kind;
+	return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode,
+					   cudaGraph_t graph,
+					   const cudaGraphNode_t *pDependencies,
+					   size_t numDependencies,
+					   const void *symbol, const void *src,
+					   size_t count, size_t offset,
+					   enum cudaMemcpyKind kind)
+{
+	struct xc_gin in;
+	cudaError_t err = xc_sym_gin(symbol, (void *)src, count, offset, kind,
+				     1, &in);
+
+	if (err)
+		return xc_ret(err);
+	return xc_add_node(pGraphNode, graph, pDependencies, NULL,
+			   numDependencies, &in, NULL, NULL);
+}
+
+cudaError_t cudaGraphAddMemcpyNodeFromSymbol(
+	cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+	const cudaGraphNode_t *pDependencies, size_t numDependencies,
+	void *dst, const void *symbol, size_t count, size_t offset,
+	enum cudaMemcpyKind kind)
+{
+	struct xc_gin in;
+	cudaError_t err = xc_sym_gin(symbol, dst, count, offset, kind, 0,
+				     &in);
+
+	if (err)
+		return xc_ret(err);
+	return xc_add_node(pGraphNode, graph, pDependencies, NULL,
+			   numDependencies, &in, NULL, NULL);
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node,
+						 const void *symbol,
+						 const void *src, size_t count,
+						 size_t offset,
+						 enum cudaMemcpyKind kind)
+{
+	struct xc_gin in;
+	cudaError_t err = xc_sym_gin(symbol, (void *)src, count, offset, kind,
+				     1, &in);
+
+	if (err)
+		return xc_ret(err);
+	return xc_set_params(NULL, node, &in);
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node,
+						   void *dst,
+						   const void *symbol,
+						   size_t count, size_t offset,
+						   enum cudaMemcpyKind kind)
+{
+	struct xc_gin in;
+	cudaError_t err = xc_sym_gin(symbol, dst, count, offset, kind, 0,
+				     &in);
+
+	if (err)
+		return xc_ret(err);
+	return xc_set_params(NULL, node, &in);
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(
+	cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *symbol,
+	const void *src, size_t count, size_t offset,
+	enum cudaMemcpyKind kind)
+{
+	struct xc_gin in;
+	cudaError_t err;
+
+	if (!hGraphExec)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_sym_gin(symbol, (void *)src, count, offset, kind, 1, &in);
+	if (err)
+		return xc_ret(err);
+	return xc_set_params(hGraphExec, node, &in);
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(
+	cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst,
+	const void *symbol, size_t count, size_t offset,
+	enum cudaMemcpyKind kind)
+{
+	struct xc_gin in;
+	cudaError_t err;
+
+	if (!hGraphExec)
+		return xc_ret(cudaErrorInvalidValue);
+	err = xc_sym_gin(symbol, dst, count, offset, kind, 0, &in);
+	if (err)
+		return xc_ret(err);
+	return xc_set_params(hGraphExec, node, &in);
+}
+
+/* ---- kernel node attributes ---- */
+
+/*
+ * GRAPH_KERNEL_NODE_ATTRIBUTE: the value as a launch attribute's record,
+ * events as handles both ways (as cudaLaunchKernelExC's attributes).
+ */
+static cudaError_t xc_knode_attr(cudaGraphNode_t node,
+				 cudaKernelNodeAttrID id,
+				 cudaKernelNodeAttrValue *v, int set)
+{
+	struct xcuda_graph_kernel_node_attribute_args a = { 0 };
+	struct xcuda_launch_attr rec;
+	cudaEvent_t ev;
+	uint64_t h64;
+	uint32_t h = 0;
+	struct xc_session *s;
+	cudaError_t err = xc_ready(&s);
+
+	if (err)
+		return xc_ret(err);
+	if (!v || xc_hin(node, &a.node))
+		return xc_ret(cudaErrorInvalidValue);
+	memset(&rec, 0, sizeof(rec));
+	memcpy(&rec.id, &id, sizeof(rec.id));
+	if (set) {
+		memcpy(rec.val, v, sizeof(rec.val));
+		switch (rec.id) {
+		case cudaLaunchAttributeProgrammaticEvent:
+		case cudaLaunchAttributeLaunchCompletionEvent:
+			/* Both keep their event first. */
+			ev = v->programmaticEvent.event;
+			if (ev && xc_event_handle(ev, &h))
+				return xc_ret(cudaErrorInvalidResourceHandle);
+			h64 = h;
+			memcpy(rec.val, &h64, sizeof(h64));
+			break;
+		case cudaLaunchAttributeDeviceUpdatableKernelNode:
+			memset(rec.val + offsetof(cudaLaunchAttributeValue,
+				deviceUpdatableKernelNode.devNode), 0,
+			       sizeof(void *));
+			break;
+		default:
+			break;
+		}
+	}
+	a.set = (uint32_t)set;
+	{
+		struct xc_xfer x = { &rec, sizeof(rec),
+				     set ? XC_XFER_IN : XC_XFER_INOUT,
+				     &a.attr };
+
+		err = xc_forward_xfer(XCUDA_OP_GRAPH_KERNEL_NODE_ATTRIBUTE, &a,
+				      sizeof(a), NULL, 0, &x, 1);
+	}
+	if (err || set)
+		return xc_ret(err);
+	memcpy(v, rec.val, sizeof(*v));
+	if (id == cudaLaunchAttributeProgrammaticEvent ||
+	    id == cudaLaunchAttributeLaunchCompletionEvent) {
+		/* The worker's handle for the event, checked as one. */
+		memcpy(&h64, rec.val, sizeof(h64));
+		if (h64 > UINT32_MAX || (h64 && h64 < XCUDA_HANDLE_FIRST))
+			return xc_ret(cudaErrorUnknown);
+		v->programmaticEvent.event = (cudaEvent_t)xc_h2p((uint32_t)h64);
+	}
+	return cudaSuccess;
+}
+
+cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode,
+					    cudaKernelNodeAttrID attr,
+					    cudaKernelNodeAttrValue *value_out)
+{
+	return xc_knode_attr(hNode, attr, value_out, 0);
+}
+
+cudaError_t cudaGraphKernelNodeSetAttribute(
+	cudaGraphNode_t hNode, cudaKernelNodeAttrID attr,
+	const cudaKernelNodeAttrValue *value)
+{
+	return xc_knode_attr(hNode, attr, (cudaKernelNodeAttrValue *)value, 1);
 }

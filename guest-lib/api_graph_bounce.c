@@ -242,6 +242,17 @@ static cudaError_t xc_bounce_new(const struct cudaMemcpy3DParms *p, int which,
 	*q = *p;
 	if (!ext.width || !ext.height || !ext.depth || !pp->ptr)
 		return cudaErrorInvalidValue;
+	if (which == XC_BOUNCE_SRC ? p->dstArray : p->srcArray) {
+		/* The width counts the array's elements: bytes here. */
+		uint64_t es;
+
+		err = xc_array_elem_size(which == XC_BOUNCE_SRC ?
+					 p->dstArray : p->srcArray, &es, NULL);
+		if (err)
+			return err;
+		if (__builtin_mul_overflow(ext.width, es, &ext.width))
+			return cudaErrorInvalidValue;
+	}
 	pitched = *pp;
 	if (!pitched.pitch) {
 		/* A single row needs no pitch. */

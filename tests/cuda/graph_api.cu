@@ -13,8 +13,13 @@
  * executable graph; user objects whose destructors run once their graphs
  * are gone; copy nodes that name pageable memory, launched several times
  * with the memory changing in between, and large ones in graphs kept
- * together and in graphs made and destroyed many times over.  Counts,
- * types, results and error names only.
+ * together and in graphs made and destroyed many times over; copy nodes
+ * to and from a __device__ array at an offset, from pinned and from
+ * pageable memory, their parameters changed in the graph and in the
+ * executable graph; kernel node attributes (priority, an access policy
+ * window) set, read back and copied to another node; copy nodes into
+ * and out of a CUDA array, from pinned, device and pageable memory.  Counts, types, results and error names
+ * only.
  */
 #include <unistd.h>
 
@@ -37,6 +42,17 @@ __global__ void addk(int *p, int n, int k)
 __global__ void twice_of(const int *src, int *dst)
 {
 	dst[0] = 2 * src[0];
+}
+
+__device__ int sym[64];
+
+/* sym[i] += k for i in [16, 48): the part the symbol copies touch. */
+__global__ void sym_add(int k)
+{
+	int i = 16 + blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < 48)
+		sym[i] += k;
 }
 
 /* The WHILE body: count, and go on while the count is below 5. */
@@ -437,6 +453,339 @@ static void pageable_big(cudaStream_t s)
 	CK(cudaFree(dev));
 	free(in);
 	free(out);
+}
+
+/* ---- copies to and from a symbol ---- */
+
+/*
+ * @in -> sym[16..48), +k, sym[16..48) -> @out: launched twice with @in
+ * changing in between.  Returns how many values were wrong.
+ */
+static int sym_graph(cudaStream_t s, int *in, int *out, const char *what,
+		     int check_type)
+{
+	const size_t off = 16 * sizeof(int), cnt = 32 * sizeof(int);
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	cudaGraphNode_t nto, nk, nfrom;
+	int k = 5, bad = 0;
+
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphAddMemcpyNodeToSymbol(&nto, g, NULL, 0, sym, in, cnt,
+					  off, cudaMemcpyHostToDevice));
+	void *args[] = { &k };
+	cudaKernelNodeParams kp = {};
+	kp.func = (void *)sym_add;
+	kp.gridDim = dim3(1);
+	kp.blockDim = dim3(32);
+	kp.kernelParams = args;
+	CK(cudaGraphAddKernelNode(&nk, g, &nto, 1, &kp));
+	CK(cudaGraphAddMemcpyNodeFromSymbol(&nfrom, g, &nk, 1, out, sym, cnt,
+					    off, cudaMemcpyDeviceToHost));
+	if (check_type) {
+		cudaGraphNodeType t1, t2;
+
+		CK(cudaGraphNodeGetType(nto, &t1));
+		CK(cudaGraphNodeGetType(nfrom, &t2));
+		printf("symbol nodes (%s): types %s %s\n", what,
+		       t1 == cudaGraphNodeTypeMemcpy ? "memcpy" : "other",
+		       t2 == cudaGraphNodeTypeMemcpy ? "memcpy" : "other");
+	}
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	for (int l = 0; l < 2; l++) {
+		int b = 0;
+
+		for (int i = 0; i < 32; i++)
+			in[i] = 100 * (l + 1) + i;
+		memset(out, 0, cnt);
+		CK(cudaGraphLaunch(ge, s));
+		CK(cudaStreamSynchronize(s));
+		for (int i = 0; i < 32; i++)
+			b += out[i] != 100 * (l + 1) + i + k;
+		printf("symbol graph (%s) launch %d: bad %d, out[31] %d\n",
+		       what, l, b, out[31]);
+		bad += b;
+	}
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+	return bad;
+}
+
+static void symbol_nodes(cudaStream_t s)
+{
+	int zero[64] = { 0 }, all[64];
+	int *pin, *pout, *hin, *hout;
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	cudaGraphNode_t n, nb;
+
+	CK(cudaMemcpyToSymbol(sym, zero, sizeof(zero)));
+	CK(cudaMallocHost(&pin, 32 * sizeof(int)));
+	CK(cudaMallocHost(&pout, 32 * sizeof(int)));
+	sym_graph(s, pin, pout, "pinned", 1);
+	hin = (int *)malloc(32 * sizeof(int));
+	hout = (int *)malloc(32 * sizeof(int));
+	CK(cudaMemcpyToSymbol(sym, zero, sizeof(zero)));
+	sym_graph(s, hin, hout, "pageable", 0);
+	CK(cudaMemcpyFromSymbol(all, sym, sizeof(all)));
+	int outside = 0;
+	for (int i = 0; i < 64; i++)
+		outside += (i < 16 || i >= 48) && all[i] != 0;
+	printf("symbol outside the copies untouched: %s, sym[47] %d\n",
+	       xct_yes(outside == 0), all[47]);
+
+	/* Parameters changed: in the graph, then in the executable graph. */
+	CK(cudaGraphCreate(&g, 0));
+	for (int i = 0; i < 32; i++)
+		pin[i] = 7000 + i;
+	CK(cudaGraphAddMemcpyNodeToSymbol(&n, g, NULL, 0, sym, pin,
+					  8 * sizeof(int), 0,
+					  cudaMemcpyHostToDevice));
+	CK(cudaGraphMemcpyNodeSetParamsToSymbol(n, sym, pin + 8,
+						8 * sizeof(int),
+						56 * sizeof(int),
+						cudaMemcpyHostToDevice));
+	CK(cudaGraphAddMemcpyNodeFromSymbol(&nb, g, &n, 1, pout, sym,
+					    8 * sizeof(int), 0,
+					    cudaMemcpyDeviceToHost));
+	CK(cudaGraphMemcpyNodeSetParamsFromSymbol(nb, pout, sym,
+						  8 * sizeof(int),
+						  56 * sizeof(int),
+						  cudaMemcpyDefault));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	memset(pout, 0, 32 * sizeof(int));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	printf("symbol set params: pout[0] %d pout[7] %d\n", pout[0],
+	       pout[7]);
+	CK(cudaGraphExecMemcpyNodeSetParamsToSymbol(ge, n, sym, pin + 16,
+						    8 * sizeof(int),
+						    48 * sizeof(int),
+						    cudaMemcpyHostToDevice));
+	CK(cudaGraphExecMemcpyNodeSetParamsFromSymbol(ge, nb, pout + 8, sym,
+						      8 * sizeof(int),
+						      48 * sizeof(int),
+						      cudaMemcpyDeviceToHost));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	printf("symbol exec set params: pout[8] %d pout[15] %d, pout[0] %d\n",
+	       pout[8], pout[15], pout[0]);
+
+	/* What CUDA refuses. */
+	cudaGraphNode_t bad;
+	SHOW(cudaGraphAddMemcpyNodeToSymbol(&bad, g, NULL, 0, sym, pin,
+					    8 * sizeof(int), 60 * sizeof(int),
+					    cudaMemcpyHostToDevice));
+	SHOW(cudaGraphAddMemcpyNodeFromSymbol(&bad, g, NULL, 0, pout, sym,
+					      65 * sizeof(int), 0,
+					      cudaMemcpyDeviceToHost));
+	SHOW(cudaGraphAddMemcpyNodeToSymbol(&bad, g, NULL, 0, zero, pin,
+					    4, 0, cudaMemcpyHostToDevice));
+	cudaGetLastError();
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+	CK(cudaFreeHost(pin));
+	CK(cudaFreeHost(pout));
+	free(hin);
+	free(hout);
+}
+
+/* ---- kernel node attributes ---- */
+
+static void node_attributes(cudaStream_t s, int *dev)
+{
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	cudaGraphNode_t n1, n2, nm;
+	int lo, hi, nn = 1024, k = 2;
+	cudaKernelNodeAttrValue v, got;
+
+	CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+	CK(cudaGraphCreate(&g, 0));
+	void *args[] = { &dev, &nn, &k };
+	cudaKernelNodeParams kp = kparams((void *)fill, args);
+	CK(cudaGraphAddKernelNode(&n1, g, NULL, 0, &kp));
+	kp = kparams((void *)addk, args);
+	CK(cudaGraphAddKernelNode(&n2, g, &n1, 1, &kp));
+
+	memset(&v, 0, sizeof(v));
+	v.priority = hi;
+	CK(cudaGraphKernelNodeSetAttribute(n1, cudaLaunchAttributePriority,
+					   &v));
+	memset(&got, 0, sizeof(got));
+	CK(cudaGraphKernelNodeGetAttribute(n1, cudaLaunchAttributePriority,
+					   &got));
+	printf("node priority: the greatest %s\n",
+	       xct_yes(got.priority == hi));
+
+	memset(&v, 0, sizeof(v));
+	v.accessPolicyWindow.base_ptr = dev;
+	v.accessPolicyWindow.num_bytes = 4096;
+	v.accessPolicyWindow.hitRatio = 0.5f;
+	v.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+	v.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+	CK(cudaGraphKernelNodeSetAttribute(
+		n1, cudaLaunchAttributeAccessPolicyWindow, &v));
+	memset(&got, 0, sizeof(got));
+	CK(cudaGraphKernelNodeGetAttribute(
+		n1, cudaLaunchAttributeAccessPolicyWindow, &got));
+	printf("node window: base %s, %zu bytes, hit ratio %.2f, props %d %d\n",
+	       xct_yes(got.accessPolicyWindow.base_ptr == dev),
+	       got.accessPolicyWindow.num_bytes,
+	       got.accessPolicyWindow.hitRatio,
+	       (int)got.accessPolicyWindow.hitProp,
+	       (int)got.accessPolicyWindow.missProp);
+
+	/* Copied to the second node. */
+	CK(cudaGraphKernelNodeCopyAttributes(n2, n1));
+	memset(&got, 0, sizeof(got));
+	CK(cudaGraphKernelNodeGetAttribute(n2, cudaLaunchAttributePriority,
+					   &got));
+	printf("copied priority: the greatest %s\n",
+	       xct_yes(got.priority == hi));
+	memset(&got, 0, sizeof(got));
+	CK(cudaGraphKernelNodeGetAttribute(
+		n2, cudaLaunchAttributeAccessPolicyWindow, &got));
+	printf("copied window: base %s, %zu bytes, hit ratio %.2f\n",
+	       xct_yes(got.accessPolicyWindow.base_ptr == dev),
+	       got.accessPolicyWindow.num_bytes,
+	       got.accessPolicyWindow.hitRatio);
+
+	/* Still runs as it should. */
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	int h[1024], bad = 0;
+	CK(cudaMemcpy(h, dev, sizeof(h), cudaMemcpyDeviceToHost));
+	for (int i = 0; i < 1024; i++)
+		bad += h[i] != i * k + k;
+	printf("attributed graph: bad %d\n", bad);
+
+	/* What CUDA refuses: an id it does not know, a memset node. */
+	cudaMemsetParams mp;
+	memset(&mp, 0, sizeof(mp));
+	mp.dst = dev;
+	mp.elementSize = 4;
+	mp.width = 16;
+	mp.height = 1;
+	CK(cudaGraphAddMemsetNode(&nm, g, NULL, 0, &mp));
+	SHOW(cudaGraphKernelNodeGetAttribute(n1, (cudaLaunchAttributeID)999,
+					     &got));
+	SHOW(cudaGraphKernelNodeSetAttribute(n1, (cudaLaunchAttributeID)999,
+					     &v));
+	SHOW(cudaGraphKernelNodeGetAttribute(nm, cudaLaunchAttributePriority,
+					     &got));
+	SHOW(cudaGraphKernelNodeCopyAttributes(nm, n1));
+	cudaGetLastError();
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+}
+
+/* ---- copy nodes with a CUDA array ---- */
+
+static void array_nodes(cudaStream_t s, int *dev)
+{
+	cudaChannelFormatDesc d = cudaCreateChannelDesc<int>();
+	cudaArray_t arr;
+	cudaGraph_t g;
+	cudaGraphExec_t ge;
+	cudaGraphNode_t nin, nout;
+	int *pin, src[4 * 64];
+
+	for (int i = 0; i < 4 * 64; i++)
+		src[i] = 3 * i + 1;
+	CK(cudaMemcpy(dev, src, sizeof(src), cudaMemcpyHostToDevice));
+	CK(cudaMallocHost(&pin, 2 * 64 * sizeof(int)));
+	CK(cudaMallocArray(&arr, &d, 64, 4));
+	CK(cudaGraphCreate(&g, 0));
+	/* Device memory (4 rows of 64) into the array. */
+	cudaMemcpy3DParms p;
+	memset(&p, 0, sizeof(p));
+	p.srcPtr = make_cudaPitchedPtr(dev, 64 * sizeof(int), 64, 4);
+	p.dstArray = arr;
+	p.extent = make_cudaExtent(64, 4, 1);
+	p.kind = cudaMemcpyDeviceToDevice;
+	CK(cudaGraphAddMemcpyNode(&nin, g, NULL, 0, &p));
+	/* Rows 1 and 2 of the array into pinned memory. */
+	memset(&p, 0, sizeof(p));
+	p.srcArray = arr;
+	p.srcPos = make_cudaPos(0, 1, 0);
+	p.dstPtr = make_cudaPitchedPtr(pin, 64 * sizeof(int), 64, 2);
+	p.extent = make_cudaExtent(64, 2, 1);
+	p.kind = cudaMemcpyDeviceToHost;
+	CK(cudaGraphAddMemcpyNode(&nout, g, &nin, 1, &p));
+	cudaMemcpy3DParms q;
+	memset(&q, 0, sizeof(q));
+	CK(cudaGraphMemcpyNodeGetParams(nout, &q));
+	printf("array node params: src array %s, dst %s, pos y %zu, "
+	       "extent %zu x %zu\n", xct_yes(q.srcArray == arr),
+	       q.dstPtr.ptr == pin ? "pinned" : "other", q.srcPos.y,
+	       q.extent.width, q.extent.height);
+	memset(&q, 0, sizeof(q));
+	CK(cudaGraphMemcpyNodeGetParams(nin, &q));
+	printf("array node params: dst array %s, src %s\n",
+	       xct_yes(q.dstArray == arr),
+	       q.srcPtr.ptr == dev ? "device" : "other");
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	memset(pin, 0, 2 * 64 * sizeof(int));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	int bad = 0;
+	for (int i = 0; i < 2 * 64; i++)
+		bad += pin[i] != src[64 + i];
+	printf("array graph: bad %d, pin[127] %d\n", bad, pin[127]);
+	/* Rows 2 and 3 instead, in the executable graph. */
+	p.srcPos = make_cudaPos(0, 2, 0);
+	CK(cudaGraphExecMemcpyNodeSetParams(ge, nout, &p));
+	memset(pin, 0, 2 * 64 * sizeof(int));
+	CK(cudaGraphLaunch(ge, s));
+	CK(cudaStreamSynchronize(s));
+	bad = 0;
+	for (int i = 0; i < 2 * 64; i++)
+		bad += pin[i] != src[128 + i];
+	printf("array graph, rows 2 and 3: bad %d, pin[0] %d\n", bad, pin[0]);
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+
+	/* Pageable memory into the array and back, launched twice. */
+	int *hin = (int *)malloc(4 * 64 * sizeof(int));
+	int *hout = (int *)malloc(2 * 32 * sizeof(int));
+	CK(cudaGraphCreate(&g, 0));
+	memset(&p, 0, sizeof(p));
+	p.srcPtr = make_cudaPitchedPtr(hin, 64 * sizeof(int), 64, 4);
+	p.dstArray = arr;
+	p.extent = make_cudaExtent(64, 4, 1);
+	p.kind = cudaMemcpyHostToDevice;
+	CK(cudaGraphAddMemcpyNode(&nin, g, NULL, 0, &p));
+	/* Columns 8 to 39 of rows 1 and 2 into a 2 x 32 block. */
+	memset(&p, 0, sizeof(p));
+	p.srcArray = arr;
+	p.srcPos = make_cudaPos(8, 1, 0);
+	p.dstPtr = make_cudaPitchedPtr(hout, 32 * sizeof(int), 32, 2);
+	p.extent = make_cudaExtent(32, 2, 1);
+	p.kind = cudaMemcpyDeviceToHost;
+	CK(cudaGraphAddMemcpyNode(&nout, g, &nin, 1, &p));
+	CK(cudaGraphInstantiate(&ge, g, 0));
+	for (int l = 0; l < 2; l++) {
+		for (int i = 0; i < 4 * 64; i++)
+			hin[i] = 1000 * (l + 1) + i;
+		memset(hout, 0, 2 * 32 * sizeof(int));
+		CK(cudaGraphLaunch(ge, s));
+		CK(cudaStreamSynchronize(s));
+		bad = 0;
+		for (int r = 0; r < 2; r++)
+			for (int c = 0; c < 32; c++)
+				bad += hout[r * 32 + c] !=
+				       hin[(r + 1) * 64 + 8 + c];
+		printf("pageable array graph launch %d: bad %d, hout[63] %d\n",
+		       l, bad, hout[63]);
+	}
+	CK(cudaGraphExecDestroy(ge));
+	CK(cudaGraphDestroy(g));
+	free(hin);
+	free(hout);
+	CK(cudaFreeArray(arr));
+	CK(cudaFreeHost(pin));
 }
 
 int main(void)
@@ -936,6 +1285,9 @@ int main(void)
 	user_objects(s);
 	pageable_nodes(s, buf);
 	pageable_big(s);
+	symbol_nodes(s);
+	node_attributes(s, buf);
+	array_nodes(s, buf);
 
 	/* Teardown. */
 	CK(cudaGraphExecDestroy(ge));

@@ -8,8 +8,12 @@
  * destroyed graph, counts that overflow, kernel parameters too large,
  * malformed node parameters, and the bound of the dot print.  Host node
  * setters and the getter are CUDA of this program's own, so that a set
- * that succeeds can be read back.  Runs the same with or without a GPU.
+ * that succeeds can be read back; so are kernel node attributes (events
+ * of another session, ids CUDA does not know) and an array's format
+ * (arrays of another session, widths counted in elements).  Runs the
+ * same with or without a GPU.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +23,7 @@
 #include <cuda_runtime_api.h>
 
 #include "xcuda/graph.h"
+#include "xcuda/launch.h"
 #include "dom0-daemon/hostfn.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/ops.h"
@@ -124,6 +129,54 @@ cudaError_t CUDARTAPI cudaGraphExecNodeSetParams(
 	hp.fn = p->host.fn;
 	hp.userData = p->host.userData;
 	return cudaGraphExecHostNodeSetParams(x, node, &hp);
+}
+
+/*
+ * Kernel node attributes and an array's format, replaced as well: the
+ * worker's translation is what is tested.  The fake node keeps one
+ * attribute; FAKE_ARRAY has 4-byte elements.
+ */
+#define FAKE_ARRAY	((cudaArray_t)(uintptr_t)0xa1a10)
+static cudaLaunchAttributeID fake_attr_id;
+static cudaLaunchAttributeValue fake_attr_val;
+static int fake_attr_sets;
+
+cudaError_t CUDARTAPI cudaGraphKernelNodeSetAttribute(
+	cudaGraphNode_t node, cudaKernelNodeAttrID id,
+	const cudaKernelNodeAttrValue *v)
+{
+	if (node != FAKE_NODE || !v)
+		return cudaErrorInvalidValue;
+	fake_attr_id = id;
+	fake_attr_val = *v;
+	fake_attr_sets++;
+	return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaGraphKernelNodeGetAttribute(
+	cudaGraphNode_t node, cudaKernelNodeAttrID id,
+	cudaKernelNodeAttrValue *v)
+{
+	if (node != FAKE_NODE || !v || id != fake_attr_id)
+		return cudaErrorInvalidValue;
+	*v = fake_attr_val;
+	return cudaSuccess;
+}
+
+cudaError_t CUDARTAPI cudaArrayGetInfo(struct cudaChannelFormatDesc *d,
+				       struct cudaExtent *e,
+				       unsigned int *flags, cudaArray_t arr)
+{
+	if (arr != FAKE_ARRAY)
+		return cudaErrorInvalidResourceHandle;
+	if (d)
+		*d = (struct cudaChannelFormatDesc){ 32, 0, 0, 0,
+						     cudaChannelFormatKindFloat };
+	if (e)
+		*e = (struct cudaExtent){ 64, 0, 0 };
+	if (flags)
+		*flags = 0;
+	return cudaSuccess;
 }
 
 static void expect(const char *name, int got, int want)
@@ -813,6 +866,258 @@ static void test_host_set(void)
 	unplant(&A);
 }
 
+/* GRAPH_KERNEL_NODE_ATTRIBUTE with the record at arena offset @off. */
+static int attr_at(struct side *d, uint32_t node, uint32_t set,
+		   uint64_t off, uint32_t len)
+{
+	struct xcuda_graph_kernel_node_attribute_args a = { 0 };
+
+	a.node = node;
+	a.set = set;
+	a.attr = (struct xcuda_extent){ off, len };
+	return CALL(d, XCUDA_OP_GRAPH_KERNEL_NODE_ATTRIBUTE, a);
+}
+
+static int attr_call(struct side *d, uint32_t node, uint32_t set,
+		     uint32_t len)
+{
+	return attr_at(d, node, set, 4096, len);
+}
+
+static void test_attributes(void)
+{
+	struct xcuda_launch_attr *ra = (struct xcuda_launch_attr *)
+		(A.chan.arena + 4096);
+	struct xcuda_launch_attr *rb = (struct xcuda_launch_attr *)
+		(B.chan.arena + 4096);
+	const uint32_t len = sizeof(*ra);
+	uint32_t ga = plant(&A, XD_H_GRAPH, 0x1000, 0, 0);
+	uint32_t gb = plant(&B, XD_H_GRAPH, 0x3000, 0, 0);
+	uint32_t na, nb, ea = 0, eb = 0, e0 = 0;
+	uint64_t h;
+	int v;
+
+	/* A holds one more of each, so that the numbers differ. */
+	plant(&A, XD_H_NODE, 0x2000, 1, ga);
+	na = plant(&A, XD_H_NODE, (uintptr_t)FAKE_NODE, 1, ga);
+	nb = plant(&B, XD_H_NODE, (uintptr_t)FAKE_NODE, 1, gb);
+	/* B holds one more event than A: its second is none of A's. */
+	REQUIRE_MSG(xd_htab_add(&A.s.events, (void *)(uintptr_t)0xe0a0, &ea)
+		    && xd_htab_add(&B.s.events, (void *)(uintptr_t)0xe000,
+				   &e0)
+		    && xd_htab_add(&B.s.events, (void *)(uintptr_t)0xe0b0,
+				   &eb), "plant events", "table full");
+	REQUIRE_MSG(na != nb && !xd_object_get(&A.s.events, eb) &&
+		    !xd_object_get(&B.s.objects[XD_H_NODE], na), "setup",
+		    "the same handles in both sessions");
+
+	memset(ra, 0, len);
+	ra->id = cudaLaunchAttributePriority;
+	v = 3;
+	memcpy(ra->val, &v, sizeof(v));
+	expect("attribute: another session's node", attr_call(&B, na, 1, len),
+	       cudaErrorInvalidResourceHandle);
+	expect("attribute: get or set, nothing else", attr_call(&A, na, 2,
+	       len), cudaErrorInvalidValue);
+	expect("attribute: a record too short", attr_call(&A, na, 1, len - 1),
+	       cudaErrorInvalidValue);
+	expect("attribute: a record too long", attr_call(&A, na, 1, len + 8),
+	       cudaErrorInvalidValue);
+	expect("attribute: past the arena", attr_at(&A, na, 1, ARENA - 8, len),
+	       cudaErrorInvalidValue);
+	fake_attr_sets = 0;
+	expect("attribute: priority set", attr_call(&A, na, 1, len),
+	       cudaSuccess);
+	CHECK_MSG(fake_attr_sets == 1 && fake_attr_id ==
+		  cudaLaunchAttributePriority && fake_attr_val.priority == 3,
+		  "attribute: CUDA got the priority", "sets %d id %d val %d",
+		  fake_attr_sets, (int)fake_attr_id, fake_attr_val.priority);
+	memset(ra->val, 0x5a, sizeof(ra->val));
+	expect("attribute: priority get", attr_call(&A, na, 0, len),
+	       cudaSuccess);
+	memcpy(&v, ra->val, sizeof(v));
+	CHECK_MSG(v == 3 && ra->id == cudaLaunchAttributePriority,
+		  "attribute: the priority came back", "%d", v);
+
+	/* An id CUDA does not know goes to CUDA, which answers it. */
+	ra->id = 0x7fff;
+	expect("attribute: an unknown id reaches CUDA", attr_call(&A, na, 1,
+	       len), cudaSuccess);
+	CHECK_MSG(fake_attr_id == 0x7fff, "attribute: the id as it came",
+		  "%d", (int)fake_attr_id);
+
+	/* Events: B's event named in A's request, A's own, garbage. */
+	ra->id = cudaLaunchAttributeProgrammaticEvent;
+	memset(ra->val, 0, sizeof(ra->val));
+	h = eb;
+	memcpy(ra->val, &h, sizeof(h));
+	fake_attr_sets = 0;
+	expect("attribute: another session's event", attr_call(&A, na, 1,
+	       len), cudaErrorInvalidResourceHandle);
+	h = (uint64_t)ea << 32 | ea;
+	memcpy(ra->val, &h, sizeof(h));
+	expect("attribute: an event handle over 32 bits", attr_call(&A, na, 1,
+	       len), cudaErrorInvalidResourceHandle);
+	CHECK_MSG(fake_attr_sets == 0, "attribute: CUDA saw no bad event",
+		  "%d sets", fake_attr_sets);
+	h = ea;
+	memcpy(ra->val, &h, sizeof(h));
+	v = 1;			/* triggerAtBlockStart */
+	memcpy(ra->val + offsetof(cudaLaunchAttributeValue,
+		programmaticEvent.triggerAtBlockStart), &v, sizeof(v));
+	expect("attribute: the session's event", attr_call(&A, na, 1, len),
+	       cudaSuccess);
+	CHECK_MSG(fake_attr_val.programmaticEvent.event ==
+		  (cudaEvent_t)(uintptr_t)0xe0a0 &&
+		  fake_attr_val.programmaticEvent.triggerAtBlockStart == 1,
+		  "attribute: the event as CUDA's", "%p",
+		  (void *)fake_attr_val.programmaticEvent.event);
+	memset(ra->val, 0, sizeof(ra->val));
+	expect("attribute: an event get", attr_call(&A, na, 0, len),
+	       cudaSuccess);
+	memcpy(&h, ra->val, sizeof(h));
+	CHECK_MSG(h == ea, "attribute: the event as the session's handle",
+		  "%llu", (unsigned long long)h);
+	/* The same node in B: the event is none of B's, never its pointer. */
+	memset(rb, 0, len);
+	rb->id = cudaLaunchAttributeProgrammaticEvent;
+	expect("attribute: get of an event the session lacks", attr_call(&B,
+	       nb, 0, len), cudaErrorInvalidResourceHandle);
+	memcpy(&h, rb->val, sizeof(h));
+	CHECK_MSG(h == 0, "attribute: nothing of the event answered", "%llx",
+		  (unsigned long long)h);
+
+	/* A device-updatable node's handle is never the guest's. */
+	memset(ra, 0, len);
+	ra->id = cudaLaunchAttributeDeviceUpdatableKernelNode;
+	ra->val[0] = 1;
+	memset(ra->val + offsetof(cudaLaunchAttributeValue,
+		deviceUpdatableKernelNode.devNode), 0x77, sizeof(void *));
+	expect("attribute: device-updatable set", attr_call(&A, na, 1, len),
+	       cudaSuccess);
+	CHECK_MSG(fake_attr_val.deviceUpdatableKernelNode.devNode == NULL,
+		  "attribute: the guest's node pointer dropped", "%p",
+		  (void *)fake_attr_val.deviceUpdatableKernelNode.devNode);
+
+	/* Copying attributes: B may not name A's node on either side. */
+	{
+		struct xcuda_graph_kernel_node_copy_attributes_args c = { 0 };
+
+		c.hDst = nb;
+		c.hSrc = na;
+		expect("copy attributes: another session's source", CALL(&B,
+		       XCUDA_OP_GRAPH_KERNEL_NODE_COPY_ATTRIBUTES, c),
+		       cudaErrorInvalidResourceHandle);
+		c.hDst = na;
+		c.hSrc = nb;
+		expect("copy attributes: another session's destination",
+		       CALL(&B, XCUDA_OP_GRAPH_KERNEL_NODE_COPY_ATTRIBUTES, c),
+		       cudaErrorInvalidResourceHandle);
+	}
+	xd_htab_del(&B.s.events, e0);
+	xd_htab_del(&A.s.events, ea);
+	xd_htab_del(&B.s.events, eb);
+	unplant(&A);
+	unplant(&B);
+}
+
+static void test_arrays(void)
+{
+	struct xcuda_gparams *w = (struct xcuda_gparams *)(A.chan.arena +
+							   4096);
+	struct xcuda_gparams *wb = (struct xcuda_gparams *)(B.chan.arena +
+							    4096);
+	struct xcuda_graph_add_node_args an = { 0 };
+	uint32_t g = plant(&A, XD_H_GRAPH, 0x1000, 0, 0);
+	uint32_t gb = plant(&B, XD_H_GRAPH, 0x3000, 0, 0);
+	uint32_t arr = 0, other = 0;
+
+	REQUIRE_MSG(xd_htab_add(&A.s.objects[XD_H_ARRAY], FAKE_ARRAY, &arr) &&
+		    xd_htab_add(&A.s.objects[XD_H_ARRAY],
+				(void *)(uintptr_t)0xa2a20, &other),
+		    "plant arrays", "table full");
+	/* B names A's array: B holds no arrays at all. */
+	memset(wb, 0, GP);
+	wb->type = cudaGraphNodeTypeMemcpy;
+	wb->src.where = XCUDA_GSIDE_ARRAY;
+	wb->src.ptr = arr;
+	wb->dst.where = XCUDA_GSIDE_DEV;
+	wb->dst.pitch = 64;
+	wb->extent[0] = wb->extent[1] = wb->extent[2] = 1;
+	an.graph = gb;
+	an.entry = XCUDA_GN_MEMCPY;
+	an.params = (struct xcuda_extent){ 4096, GP };
+	expect("an array of another session", CALL(&B,
+	       XCUDA_OP_GRAPH_ADD_NODE, an), cudaErrorInvalidResourceHandle);
+	wb->src.where = XCUDA_GSIDE_DEV;
+	wb->dst.where = XCUDA_GSIDE_ARRAY;
+	wb->dst.ptr = arr;
+	expect("an array of another session as the destination", CALL(&B,
+	       XCUDA_OP_GRAPH_ADD_NODE, an), cudaErrorInvalidResourceHandle);
+
+	memset(w, 0, GP);
+	w->type = cudaGraphNodeTypeMemcpy;
+	w->src.where = XCUDA_GSIDE_ARRAY;
+	w->src.ptr = (uint64_t)1 << 32 | arr;
+	w->dst.where = XCUDA_GSIDE_ARENA;
+	w->dst.pitch = 256;
+	w->extent[0] = 64;
+	w->extent[1] = w->extent[2] = 1;
+	expect("an array handle over 32 bits", add(g, XCUDA_GN_MEMCPY, GP),
+	       cudaErrorInvalidResourceHandle);
+	w->src.ptr = arr;
+	w->dst.ptr = ARENA - 128;
+	/* 64 elements of 4 bytes: 256 bytes, past the arena's end. */
+	expect("an array's width counts its elements", add(g, XCUDA_GN_MEMCPY,
+	       GP), cudaErrorInvalidValue);
+	w->src.ptr = other;
+	expect("an array without an element size", add(g, XCUDA_GN_MEMCPY,
+	       GP), cudaErrorInvalidValue);
+	w->src.ptr = arr;
+	w->extent[0] = UINT64_MAX / 2;
+	w->dst.ptr = 0;
+	expect("an array's width in bytes overflows", add(g, XCUDA_GN_MEMCPY,
+	       GP), cudaErrorInvalidValue);
+	w->extent[0] = 8;
+	expect("a 1D copy names no array", add(g, XCUDA_GN_MEMCPY_1D, GP),
+	       cudaErrorInvalidValue);
+	w->type = cudaGraphNodeTypeMemset;
+	w->dst = w->src;
+	w->elem = 4;
+	w->extent[1] = 1;
+	expect("a memset names no array", add(g, XCUDA_GN_MEMSET, GP),
+	       cudaErrorInvalidValue);
+	/* The worker's own memory named as a host side: never CUDA's. */
+	{
+		static uint8_t mine[256];
+
+		memset(w, 0, GP);
+		w->type = cudaGraphNodeTypeMemcpy;
+		w->src.where = XCUDA_GSIDE_ARRAY;
+		w->src.ptr = arr;
+		w->dst.where = XCUDA_GSIDE_DEV;
+		w->dst.ptr = (uintptr_t)mine;
+		w->dst.pitch = sizeof(mine);
+		w->extent[0] = 16;
+		w->extent[1] = w->extent[2] = 1;
+		w->kind = cudaMemcpyDeviceToHost;
+		expect("worker memory as an array copy's host side", add(g,
+		       XCUDA_GN_MEMCPY, GP), cudaErrorInvalidValue);
+		w->src.where = XCUDA_GSIDE_DEV;
+		w->src.ptr = (uintptr_t)mine;
+		w->src.pitch = sizeof(mine);
+		w->dst.where = XCUDA_GSIDE_ARENA;
+		w->dst.ptr = 0;
+		w->kind = cudaMemcpyHostToDevice;
+		expect("worker memory as a copy's host source", add(g,
+		       XCUDA_GN_MEMCPY, GP), cudaErrorInvalidValue);
+	}
+	xd_htab_del(&A.s.objects[XD_H_ARRAY], arr);
+	xd_htab_del(&A.s.objects[XD_H_ARRAY], other);
+	unplant(&A);
+	unplant(&B);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -827,6 +1132,8 @@ int main(void)
 	test_user_objects();
 	test_host_tokens();
 	test_host_set();
+	test_attributes();
+	test_arrays();
 	xd_session_fini(&A.s);
 	xd_session_fini(&B.s);
 	free(A.chan.arena);

@@ -54,7 +54,6 @@ static cudaError_t xc_launch_coop(const void *func, dim3 g, dim3 b,
 				  void **args, size_t shmem,
 				  cudaStream_t stream, int per_thread)
 {
-	struct xcuda_launch_cooperative_args *a;
 	struct xc_func *f = xc_func_lookup(func);
 	struct xcuda_request req;
 	struct xc_session *s;
@@ -75,28 +74,10 @@ static cudaError_t xc_launch_coop(const void *func, dim3 g, dim3 b,
 		return xc_ret(err);
 
 	pthread_mutex_lock(&s->lock);
-	err = xc_func_resolve(s, f);
+	err = xc_launch_req(s, f, XCUDA_OP_LAUNCH_COOPERATIVE, sh, g, b, shmem,
+			    args, &req, &blk);
 	if (!err)
-		err = xc_launch_check(f, g, b, shmem);
-	if (err)
-		goto out;
-	xc_req_init(&req, XCUDA_OP_LAUNCH_COOPERATIVE, sizeof(*a));
-	a = (struct xcuda_launch_cooperative_args *)req.args;
-	a->func = f->handle;
-	a->stream = sh;
-	a->grid[0] = g.x; a->grid[1] = g.y; a->grid[2] = g.z;
-	a->block[0] = b.x; a->block[1] = b.y; a->block[2] = b.z;
-	a->shmem = (uint32_t)shmem;
-	a->args_len = f->args_size;
-	err = xc_args_pack(s, f, args, &req, a->args, sizeof(a->args), &blk);
-	if (err)
-		goto out;
-	req.hdr.len = (uint16_t)offsetof(struct xcuda_launch_cooperative_args,
-					 args);
-	if (blk == UINT64_MAX)
-		req.hdr.len += (uint16_t)f->args_size;
-	err = xc_round_trip(s, &req, NULL, 0, 0);
-out:
+		err = xc_round_trip(s, &req, NULL, 0, 0);
 	if (blk != UINT64_MAX)
 		xc_arena_release(s->staging, blk);
 	pthread_mutex_unlock(&s->lock);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/res_desc.h"
 #include "ops.h"
 
 #define XD_AC_FLAGS	(XCUDA_COPY_ASYNC | XCUDA_COPY_STAGED | \
@@ -385,14 +386,7 @@ _Static_assert(offsetof(struct xcuda_create_texture_object_args, tex) ==
 static int xd_res_from_wire(struct xd_session *s, const xd_res_t *w,
 			    struct cudaResourceDesc *r)
 {
-	struct cudaChannelFormatDesc f = {
-		w->fmt[0], w->fmt[1], w->fmt[2], w->fmt[3],
-		(enum cudaChannelFormatKind)w->fmt[4]
-	};
-
-	memset(r, 0, sizeof(*r));
-	r->resType = (enum cudaResourceType)w->res_type;
-	r->flags = w->res_flags;
+	xcuda_res_from_wire(w, r);
 	switch (w->res_type) {
 	case cudaResourceTypeArray:
 		r->res.array.array = xd_object_get(&s->objects[XD_H_ARRAY],
@@ -405,16 +399,7 @@ static int xd_res_from_wire(struct xd_session *s, const xd_res_t *w,
 		return r->res.mipmap.mipmap ? 0 :
 			cudaErrorInvalidResourceHandle;
 	case cudaResourceTypeLinear:
-		r->res.linear.devPtr = (void *)(uintptr_t)w->devptr;
-		r->res.linear.desc = f;
-		r->res.linear.sizeInBytes = w->size;
-		return 0;
 	case cudaResourceTypePitch2D:
-		r->res.pitch2D.devPtr = (void *)(uintptr_t)w->devptr;
-		r->res.pitch2D.desc = f;
-		r->res.pitch2D.width = w->width;
-		r->res.pitch2D.height = w->height;
-		r->res.pitch2D.pitchInBytes = w->pitch;
 		return 0;
 	}
 	return cudaErrorInvalidValue;
@@ -423,11 +408,7 @@ static int xd_res_from_wire(struct xd_session *s, const xd_res_t *w,
 static void xd_res_to_wire(struct xd_session *s,
 			   const struct cudaResourceDesc *r, xd_res_t *w)
 {
-	const struct cudaChannelFormatDesc *f = NULL;
-
-	memset(w, 0, sizeof(*w));
-	w->res_type = r->resType;
-	w->res_flags = r->flags;
+	xcuda_res_to_wire(r, w);
 	switch (r->resType) {
 	case cudaResourceTypeArray:
 		w->array = xd_object_handle(&s->objects[XD_H_ARRAY],
@@ -437,25 +418,8 @@ static void xd_res_to_wire(struct xd_session *s,
 		w->array = xd_object_handle(&s->objects[XD_H_MIPMAP],
 					    r->res.mipmap.mipmap);
 		break;
-	case cudaResourceTypeLinear:
-		w->devptr = (uintptr_t)r->res.linear.devPtr;
-		f = &r->res.linear.desc;
-		w->size = r->res.linear.sizeInBytes;
+	default:
 		break;
-	case cudaResourceTypePitch2D:
-		w->devptr = (uintptr_t)r->res.pitch2D.devPtr;
-		f = &r->res.pitch2D.desc;
-		w->width = r->res.pitch2D.width;
-		w->height = r->res.pitch2D.height;
-		w->pitch = r->res.pitch2D.pitchInBytes;
-		break;
-	}
-	if (f) {
-		w->fmt[0] = f->x;
-		w->fmt[1] = f->y;
-		w->fmt[2] = f->z;
-		w->fmt[3] = f->w;
-		w->fmt[4] = f->f;
 	}
 }
 

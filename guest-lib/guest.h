@@ -324,6 +324,8 @@ cudaError_t xc_memcpy2d(void *dst, size_t dpitch, const void *src,
 			size_t spitch, size_t width, size_t height,
 			enum cudaMemcpyKind kind, cudaStream_t stream,
 			int async, int per_thread);
+/* Host-ness of src and dst for a kind: 1 host, 0 device, -1 look. */
+int xc_kind_sides(enum cudaMemcpyKind kind, int *src, int *dst);
 
 /* ---- registered memory shared with the worker (hostmem.c) ---- */
 

@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -178,6 +180,25 @@ static inline pid_t worker_pid(uint32_t session)
 		pid = (pid_t)atoi(p + strlen(needle));
 	free(log);
 	return pid;
+}
+
+/* ---- a socket of the test's own, beside the daemon's ---- */
+
+static char lsock[400];
+static int lfd = -1;
+
+/* Listens on @name in the test's directory: lsock and lfd; 0 or -1. */
+static inline int listen_on(const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	snprintf(lsock, sizeof(lsock), "%s/%s", dir, name);
+	strcpy(sa.sun_path, lsock);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(lfd, 8))
+		return -1;
+	return 0;
 }
 
 /* ---- guest side ---- */

@@ -142,7 +142,7 @@ static void test_cooperative_bounds(void)
 		req.hdr.flags = XCUDA_RF_POSTED;
 		req.hdr.len = sizeof(a);
 		req.hdr.session = sa.id;
-		req.hdr.id = next_id++;
+		req.hdr.id = wh_next_id++;
 		memcpy(req.args, &a, sizeof(a));
 		xd_handle(&sa, &req, &rsp);
 		CHECK_EQ(rsp.status, cudaErrorInvalidValue,

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array_copy.h"
 #include "common/res_desc.h"
 #include "ops.h"
 
@@ -256,23 +257,6 @@ static int xd_copy_wraps(const struct xcuda_array_copy_args *a)
 	return 0;
 }
 
-/* Which sides of @fn are arrays: bit 0 the source, bit 1 the destination. */
-static int xd_copy_arrays(uint32_t fn)
-{
-	switch (fn) {
-	case XCUDA_AC_2D_TO_ARRAY:
-	case XCUDA_AC_TO_ARRAY:
-		return 2;
-	case XCUDA_AC_2D_FROM_ARRAY:
-	case XCUDA_AC_FROM_ARRAY:
-		return 1;
-	case XCUDA_AC_2D_ARRAY_TO_ARRAY:
-	case XCUDA_AC_ARRAY_TO_ARRAY:
-		return 3;
-	}
-	return 0;
-}
-
 /*
  * The kind CUDA gets.  A pointer side that is not the arena is device
  * memory, as the guest classifies it: a kind that calls it host memory
@@ -342,7 +326,7 @@ int xd_op_array_copy(struct xd_session *s,
 	/* Only a peer copy names devices. */
 	if (a->fn != XCUDA_AC_3D_PEER && (a->sdev || a->ddev))
 		return cudaErrorInvalidValue;
-	arrays = xd_copy_arrays(a->fn);
+	arrays = xcuda_ac_arrays(a->fn);
 	/* An array side is never the arena. */
 	if (((arrays & 1) && (a->flags & XCUDA_COPY_SRC_ARENA)) ||
 	    ((arrays & 2) && (a->flags & XCUDA_COPY_DST_ARENA)))

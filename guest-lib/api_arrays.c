@@ -12,6 +12,7 @@
  */
 #include <string.h>
 
+#include "common/array_copy.h"
 #include "common/res_desc.h"
 #include "guest.h"
 #include "ptsz.h"
@@ -89,17 +90,10 @@ cudaError_t xc_array_elem_size(cudaArray_const_t arr, uint64_t *es,
 /* Which sides of a call are arrays: bit 0 the source, 1 the destination. */
 static int xc_ac_arrays(const struct xc_ac *c)
 {
-	switch (c->a.fn) {
-	case XCUDA_AC_2D_TO_ARRAY:
-	case XCUDA_AC_TO_ARRAY:
-		return 2;
-	case XCUDA_AC_2D_FROM_ARRAY:
-	case XCUDA_AC_FROM_ARRAY:
-		return 1;
-	case XCUDA_AC_2D_ARRAY_TO_ARRAY:
-	case XCUDA_AC_ARRAY_TO_ARRAY:
-		return 3;
-	}
+	int by_fn = xcuda_ac_arrays(c->a.fn);
+
+	if (by_fn)
+		return by_fn;
 	/* cudaMemcpy3D: whichever names an array. */
 	return (c->sarr ? 1 : 0) | (c->darr ? 2 : 0);
 }

@@ -350,19 +350,28 @@ cudaError_t cudaOccupancyMaxActiveClusters(
  * cudaErrorInvalidDeviceFunction from the two that take only an entry
  * function's address (cudaGetKernel, cudaGetFuncBySymbol).
  */
-cudaError_t cudaFuncGetName(const char **name, const void *func)
+/* A query's kernel: the session ready, @out given, @func known. */
+static cudaError_t xc_func_query(const void *func, const void *out,
+				 cudaError_t unknown, struct xc_func **f)
 {
 	struct xc_session *s;
-	struct xc_func *f;
 	cudaError_t err = xc_ready(&s);
 
 	if (err)
+		return err;
+	if (!out)
+		return cudaErrorInvalidValue;
+	*f = xc_func_lookup(func);
+	return *f ? cudaSuccess : unknown;
+}
+
+cudaError_t cudaFuncGetName(const char **name, const void *func)
+{
+	struct xc_func *f;
+	cudaError_t err = xc_func_query(func, name, xc_func_unknown(func), &f);
+
+	if (err)
 		return xc_ret(err);
-	if (!name)
-		return xc_ret(cudaErrorInvalidValue);
-	f = xc_func_lookup(func);
-	if (!f)
-		return xc_ret(xc_func_unknown(func));
 	*name = f->name;
 	return cudaSuccess;
 }
@@ -394,17 +403,12 @@ cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex,
 
 static cudaError_t xc_kernel_of(void **out, const void *func)
 {
-	struct xc_session *s;
 	struct xc_func *f;
-	cudaError_t err = xc_ready(&s);
+	cudaError_t err = xc_func_query(func, out,
+					cudaErrorInvalidDeviceFunction, &f);
 
 	if (err)
 		return xc_ret(err);
-	if (!out)
-		return xc_ret(cudaErrorInvalidValue);
-	f = xc_func_lookup(func);
-	if (!f)
-		return xc_ret(cudaErrorInvalidDeviceFunction);
 	*out = f;
 	return cudaSuccess;
 }

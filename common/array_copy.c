@@ -18,3 +18,20 @@ int xcuda_ac_arrays(uint32_t fn)
 	}
 	return 0;
 }
+
+int xcuda_rows_span(uint64_t off, uint64_t wb, uint64_t pitch, uint64_t rows,
+		    uint64_t slice, uint64_t slices, uint64_t *span)
+{
+	uint64_t last, t;
+
+	*span = 0;
+	if (!wb || !rows || !slices)
+		return 0;
+	if (__builtin_mul_overflow(slices - 1, slice, &last) ||
+	    __builtin_mul_overflow(rows - 1, pitch, &t) ||
+	    __builtin_add_overflow(last, t, &last) ||
+	    __builtin_add_overflow(last, off, &last) ||
+	    __builtin_add_overflow(last, wb, span))
+		return -1;
+	return 0;
+}

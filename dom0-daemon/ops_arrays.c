@@ -47,19 +47,17 @@ static uint64_t xd_span_3d(uint64_t pitch, uint64_t ysize,
 			   const uint64_t pos[3], uint64_t es, uint64_t wb,
 			   const uint64_t ext[3], int *ok)
 {
-	uint64_t slice, last, span;
+	uint64_t slice, off, span;
 
 	*ok = 1;
 	if (!wb || !ext[1] || !ext[2])
 		return 0;
 	*ok = 0;
 	if (!xd_muladd(pitch, ysize, 0, &slice) ||
-	    !xd_muladd(pos[2], 1, ext[2] - 1, &last) ||
-	    !xd_muladd(last, slice, 0, &span) ||
-	    !xd_muladd(pos[1], 1, ext[1] - 1, &last) ||
-	    !xd_muladd(last, pitch, span, &span) ||
-	    !xd_muladd(pos[0], es, wb, &last) ||
-	    __builtin_add_overflow(span, last, &span))
+	    !xd_muladd(pos[2], slice, 0, &off) ||
+	    !xd_muladd(pos[1], pitch, off, &off) ||
+	    !xd_muladd(pos[0], es, off, &off) ||
+	    xcuda_rows_span(off, wb, pitch, ext[1], slice, ext[2], &span))
 		return 0;
 	*ok = 1;
 	return span;

@@ -115,7 +115,7 @@ static cudaError_t xc_ac_rows(const struct xc_ac *c, int src,
 			      struct xc_rows *m, uint64_t *span)
 {
 	const struct xcuda_array_copy_args *a = &c->a;
-	uint64_t pitch = src ? a->spitch : a->dpitch, es = 1, last, t;
+	uint64_t pitch = src ? a->spitch : a->dpitch, es = 1, t;
 	const uint64_t *pos = src ? a->spos : a->dpos;
 	cudaArray_const_t other = src ? c->darr : c->sarr;
 	cudaError_t err;
@@ -165,14 +165,8 @@ static cudaError_t xc_ac_rows(const struct xc_ac *c, int src,
 		m->rows = a->extent[0];
 		break;
 	}
-	*span = 0;
-	if (!m->wb || !m->rows || !m->slices)
-		return cudaSuccess;
-	if (__builtin_mul_overflow(m->slices - 1, m->hslice, &last) ||
-	    __builtin_mul_overflow(m->rows - 1, m->hpitch, &t) ||
-	    __builtin_add_overflow(last, t, &last) ||
-	    __builtin_add_overflow(last, m->off, &last) ||
-	    __builtin_add_overflow(last, m->wb, span))
+	if (xcuda_rows_span(m->off, m->wb, m->hpitch, m->rows, m->hslice,
+			    m->slices, span))
 		return cudaErrorInvalidValue;
 	return cudaSuccess;
 }

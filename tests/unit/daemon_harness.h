@@ -250,6 +250,27 @@ static inline int rpc(struct xc_transport *t,
 }
 
 /*
+ * One request through @t, up to @res_len result bytes into @res: the
+ * worker's status, or -1000 + the transport's error, apart from any status.
+ */
+static inline int d_call(struct xc_transport *t, uint16_t op,
+			 const void *args, uint16_t len, void *res,
+			 size_t res_len)
+{
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	int err;
+
+	req_init(t, &req, op, args, len);
+	err = rpc(t, &req, &rsp);
+	if (err)
+		return -1000 + err;
+	if (res)
+		memcpy(res, rsp.out, res_len);
+	return rsp.status;
+}
+
+/*
  * CLOSE on @t: @answered, it is answered; @exited, the worker then exits
  * cleanly (its log line within @ms).
  */

@@ -673,22 +673,6 @@ out:
 
 /* ---- through a real xcudad ---- */
 
-static int d_call(struct xc_transport *t, uint16_t op, const void *args,
-		  uint16_t len, void *res, size_t res_len)
-{
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-	int err;
-
-	req_init(t, &req, op, args, len);
-	err = rpc(t, &req, &rsp);
-	if (err)
-		return err;
-	if (res)
-		memcpy(res, rsp.out, res_len);
-	return rsp.status;
-}
-
 static int d_open(struct xc_transport *t)
 {
 	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, 0, ARENA, 0 };

@@ -1023,22 +1023,6 @@ static void worker_setup(void)
 
 /* ---- through a real xcudad ---- */
 
-static int d_call(struct xc_transport *t, uint16_t op, const void *args,
-		  uint16_t len, void *res, size_t res_len)
-{
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-	int err;
-
-	req_init(t, &req, op, args, len);
-	err = rpc(t, &req, &rsp);
-	if (err)
-		return -1000 + err;
-	if (res)
-		memcpy(res, rsp.out, res_len);
-	return rsp.status;
-}
-
 static void test_daemon(void)
 {
 	const int good = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;

@@ -101,6 +101,18 @@ cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim,
 			      stream, 1);
 }
 
+/* A configuration's grid and block, as the wire has them. */
+static void xc_cfg_dims(const cudaLaunchConfig_t *c, uint32_t grid[3],
+			uint32_t block[3])
+{
+	grid[0] = c->gridDim.x;
+	grid[1] = c->gridDim.y;
+	grid[2] = c->gridDim.z;
+	block[0] = c->blockDim.x;
+	block[1] = c->blockDim.y;
+	block[2] = c->blockDim.z;
+}
+
 /* The attributes of a launch configuration as wire records, at @w. */
 static cudaError_t xc_attrs_out(const cudaLaunchAttribute *attrs,
 				unsigned int n, struct xcuda_launch_attr *w)
@@ -212,12 +224,7 @@ static cudaError_t xc_launch_ex(const cudaLaunchConfig_t *c,
 	if (err)
 		goto out;
 	a.func = f->handle;
-	a.grid[0] = c->gridDim.x;
-	a.grid[1] = c->gridDim.y;
-	a.grid[2] = c->gridDim.z;
-	a.block[0] = c->blockDim.x;
-	a.block[1] = c->blockDim.y;
-	a.block[2] = c->blockDim.z;
+	xc_cfg_dims(c, a.grid, a.block);
 	a.nattrs = c->numAttrs;
 	a.args_len = f->args_size;
 	a.shmem = c->dynamicSmemBytes;
@@ -293,12 +300,7 @@ static cudaError_t xc_occ_cluster(uint16_t op, int *out, const void *func,
 	}
 	a.func = f->handle;
 	a.nattrs = c->numAttrs;
-	a.grid[0] = c->gridDim.x;
-	a.grid[1] = c->gridDim.y;
-	a.grid[2] = c->gridDim.z;
-	a.block[0] = c->blockDim.x;
-	a.block[1] = c->blockDim.y;
-	a.block[2] = c->blockDim.z;
+	xc_cfg_dims(c, a.grid, a.block);
 	a.shmem = c->dynamicSmemBytes;
 	/* The two commands share their layout (checked below). */
 	xc_req_init(&req, op, sizeof(a));

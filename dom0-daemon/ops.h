@@ -90,5 +90,10 @@ int xd_launch_fixed(struct xd_session *s, const struct xcuda_launch_args *a,
 
 /* A device reset destroyed the device's streams and events. */
 void xd_streams_forget_device(struct xd_session *s, int device);
+/*
+ * A new event of the session's in its table (ops_stream.c), its handle in
+ * *@h; destroyed when the table is full.  0 or a cudaError_t.
+ */
+int xd_event_adopt(struct xd_session *s, cudaEvent_t ev, uint32_t *h);
 
 #endif /* XCUDAD_OPS_H */

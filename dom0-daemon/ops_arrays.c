@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array_copy.h"
+#include "common/res_desc.h"
 #include "ops.h"
 
 #define XD_AC_FLAGS	(XCUDA_COPY_ASYNC | XCUDA_COPY_STAGED | \
@@ -45,19 +47,17 @@ static uint64_t xd_span_3d(uint64_t pitch, uint64_t ysize,
 			   const uint64_t pos[3], uint64_t es, uint64_t wb,
 			   const uint64_t ext[3], int *ok)
 {
-	uint64_t slice, last, span;
+	uint64_t slice, off, span;
 
 	*ok = 1;
 	if (!wb || !ext[1] || !ext[2])
 		return 0;
 	*ok = 0;
 	if (!xd_muladd(pitch, ysize, 0, &slice) ||
-	    !xd_muladd(pos[2], 1, ext[2] - 1, &last) ||
-	    !xd_muladd(last, slice, 0, &span) ||
-	    !xd_muladd(pos[1], 1, ext[1] - 1, &last) ||
-	    !xd_muladd(last, pitch, span, &span) ||
-	    !xd_muladd(pos[0], es, wb, &last) ||
-	    __builtin_add_overflow(span, last, &span))
+	    !xd_muladd(pos[2], slice, 0, &off) ||
+	    !xd_muladd(pos[1], pitch, off, &off) ||
+	    !xd_muladd(pos[0], es, off, &off) ||
+	    xcuda_rows_span(off, wb, pitch, ext[1], slice, ext[2], &span))
 		return 0;
 	*ok = 1;
 	return span;
@@ -255,23 +255,6 @@ static int xd_copy_wraps(const struct xcuda_array_copy_args *a)
 	return 0;
 }
 
-/* Which sides of @fn are arrays: bit 0 the source, bit 1 the destination. */
-static int xd_copy_arrays(uint32_t fn)
-{
-	switch (fn) {
-	case XCUDA_AC_2D_TO_ARRAY:
-	case XCUDA_AC_TO_ARRAY:
-		return 2;
-	case XCUDA_AC_2D_FROM_ARRAY:
-	case XCUDA_AC_FROM_ARRAY:
-		return 1;
-	case XCUDA_AC_2D_ARRAY_TO_ARRAY:
-	case XCUDA_AC_ARRAY_TO_ARRAY:
-		return 3;
-	}
-	return 0;
-}
-
 /*
  * The kind CUDA gets.  A pointer side that is not the arena is device
  * memory, as the guest classifies it: a kind that calls it host memory
@@ -341,7 +324,7 @@ int xd_op_array_copy(struct xd_session *s,
 	/* Only a peer copy names devices. */
 	if (a->fn != XCUDA_AC_3D_PEER && (a->sdev || a->ddev))
 		return cudaErrorInvalidValue;
-	arrays = xd_copy_arrays(a->fn);
+	arrays = xcuda_ac_arrays(a->fn);
 	/* An array side is never the arena. */
 	if (((arrays & 1) && (a->flags & XCUDA_COPY_SRC_ARENA)) ||
 	    ((arrays & 2) && (a->flags & XCUDA_COPY_DST_ARENA)))
@@ -385,14 +368,7 @@ _Static_assert(offsetof(struct xcuda_create_texture_object_args, tex) ==
 static int xd_res_from_wire(struct xd_session *s, const xd_res_t *w,
 			    struct cudaResourceDesc *r)
 {
-	struct cudaChannelFormatDesc f = {
-		w->fmt[0], w->fmt[1], w->fmt[2], w->fmt[3],
-		(enum cudaChannelFormatKind)w->fmt[4]
-	};
-
-	memset(r, 0, sizeof(*r));
-	r->resType = (enum cudaResourceType)w->res_type;
-	r->flags = w->res_flags;
+	xcuda_res_from_wire(w, r);
 	switch (w->res_type) {
 	case cudaResourceTypeArray:
 		r->res.array.array = xd_object_get(&s->objects[XD_H_ARRAY],
@@ -405,16 +381,7 @@ static int xd_res_from_wire(struct xd_session *s, const xd_res_t *w,
 		return r->res.mipmap.mipmap ? 0 :
 			cudaErrorInvalidResourceHandle;
 	case cudaResourceTypeLinear:
-		r->res.linear.devPtr = (void *)(uintptr_t)w->devptr;
-		r->res.linear.desc = f;
-		r->res.linear.sizeInBytes = w->size;
-		return 0;
 	case cudaResourceTypePitch2D:
-		r->res.pitch2D.devPtr = (void *)(uintptr_t)w->devptr;
-		r->res.pitch2D.desc = f;
-		r->res.pitch2D.width = w->width;
-		r->res.pitch2D.height = w->height;
-		r->res.pitch2D.pitchInBytes = w->pitch;
 		return 0;
 	}
 	return cudaErrorInvalidValue;
@@ -423,11 +390,7 @@ static int xd_res_from_wire(struct xd_session *s, const xd_res_t *w,
 static void xd_res_to_wire(struct xd_session *s,
 			   const struct cudaResourceDesc *r, xd_res_t *w)
 {
-	const struct cudaChannelFormatDesc *f = NULL;
-
-	memset(w, 0, sizeof(*w));
-	w->res_type = r->resType;
-	w->res_flags = r->flags;
+	xcuda_res_to_wire(r, w);
 	switch (r->resType) {
 	case cudaResourceTypeArray:
 		w->array = xd_object_handle(&s->objects[XD_H_ARRAY],
@@ -437,25 +400,8 @@ static void xd_res_to_wire(struct xd_session *s,
 		w->array = xd_object_handle(&s->objects[XD_H_MIPMAP],
 					    r->res.mipmap.mipmap);
 		break;
-	case cudaResourceTypeLinear:
-		w->devptr = (uintptr_t)r->res.linear.devPtr;
-		f = &r->res.linear.desc;
-		w->size = r->res.linear.sizeInBytes;
+	default:
 		break;
-	case cudaResourceTypePitch2D:
-		w->devptr = (uintptr_t)r->res.pitch2D.devPtr;
-		f = &r->res.pitch2D.desc;
-		w->width = r->res.pitch2D.width;
-		w->height = r->res.pitch2D.height;
-		w->pitch = r->res.pitch2D.pitchInBytes;
-		break;
-	}
-	if (f) {
-		w->fmt[0] = f->x;
-		w->fmt[1] = f->y;
-		w->fmt[2] = f->z;
-		w->fmt[3] = f->w;
-		w->fmt[4] = f->f;
 	}
 }
 

@@ -149,9 +149,7 @@ int xd_op_ipc_open_event_handle(
 	struct xcuda_ipc_open_event_handle_res *r, struct xd_call *call)
 {
 	cudaIpcEventHandle_t h;
-	struct xd_hent *e;
 	cudaEvent_t ev;
-	uint32_t id;
 	int err;
 
 	(void)call;
@@ -162,14 +160,7 @@ int xd_op_ipc_open_event_handle(
 	err = cudaIpcOpenEventHandle(&ev, h);
 	if (err)
 		return err;
-	e = xd_htab_add(&s->events, ev, &id);
-	if (!e) {
-		cudaEventDestroy(ev);
-		return cudaErrorMemoryAllocation;
-	}
-	e->device = s->device;
-	r->event = id;
-	return 0;
+	return xd_event_adopt(s, ev, &r->event);
 }
 
 /* What the session exported may be opened no more. */

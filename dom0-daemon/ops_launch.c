@@ -191,24 +191,39 @@ static int xd_occ_config(struct xd_session *s, uint32_t func, uint32_t stream,
 	return 0;
 }
 
-int xd_op_occupancy_max_potential_cluster_size(
-	struct xd_session *s,
-	const struct xcuda_occupancy_max_potential_cluster_size_args *a,
-	struct xcuda_occupancy_max_potential_cluster_size_res *r,
-	struct xd_call *call)
+/* The two cluster queries: @active picks which. */
+static int xd_occ_cluster(struct xd_session *s, uint32_t func,
+			  uint32_t stream, uint32_t nattrs,
+			  const uint32_t *grid, const uint32_t *block,
+			  uint64_t shmem, struct xd_call *call, int active,
+			  int32_t *value)
 {
 	struct xd_attrs at;
 	cudaLaunchConfig_t cfg;
 	cudaKernel_t k;
 	int err, v = 0;
 
-	err = xd_occ_config(s, a->func, a->stream, a->nattrs, a->grid,
-			    a->block, a->shmem, call, &at, &cfg, &k);
+	err = xd_occ_config(s, func, stream, nattrs, grid, block, shmem, call,
+			    &at, &cfg, &k);
 	if (!err)
-		err = cudaOccupancyMaxPotentialClusterSize(&v, (const void *)k,
-							   &cfg);
-	r->value = v;
+		err = active ?
+			cudaOccupancyMaxActiveClusters(&v, (const void *)k,
+						       &cfg) :
+			cudaOccupancyMaxPotentialClusterSize(&v,
+							     (const void *)k,
+							     &cfg);
+	*value = v;
 	return err;
+}
+
+int xd_op_occupancy_max_potential_cluster_size(
+	struct xd_session *s,
+	const struct xcuda_occupancy_max_potential_cluster_size_args *a,
+	struct xcuda_occupancy_max_potential_cluster_size_res *r,
+	struct xd_call *call)
+{
+	return xd_occ_cluster(s, a->func, a->stream, a->nattrs, a->grid,
+			      a->block, a->shmem, call, 0, &r->value);
 }
 
 int xd_op_occupancy_max_active_clusters(
@@ -217,17 +232,8 @@ int xd_op_occupancy_max_active_clusters(
 	struct xcuda_occupancy_max_active_clusters_res *r,
 	struct xd_call *call)
 {
-	struct xd_attrs at;
-	cudaLaunchConfig_t cfg;
-	cudaKernel_t k;
-	int err, v = 0;
-
-	err = xd_occ_config(s, a->func, a->stream, a->nattrs, a->grid,
-			    a->block, a->shmem, call, &at, &cfg, &k);
-	if (!err)
-		err = cudaOccupancyMaxActiveClusters(&v, (const void *)k, &cfg);
-	r->value = v;
-	return err;
+	return xd_occ_cluster(s, a->func, a->stream, a->nattrs, a->grid,
+			      a->block, a->shmem, call, 1, &r->value);
 }
 
 /* Deprecated in CUDA 13, still exported: forwarded for CUDA to answer. */

@@ -66,27 +66,30 @@ int xd_op_stream_destroy(struct xd_session *s,
 	return cudaStreamDestroy(st);
 }
 
-int xd_op_event_create(struct xd_session *s,
-		       const struct xcuda_event_create_args *a,
-		       struct xcuda_event_create_res *r, struct xd_call *call)
+int xd_event_adopt(struct xd_session *s, cudaEvent_t ev, uint32_t *h)
 {
-	struct xd_hent *e;
-	cudaEvent_t ev;
-	cudaError_t err;
-	uint32_t h;
+	struct xd_hent *e = xd_htab_add(&s->events, ev, h);
 
-	(void)call;
-	err = cudaEventCreateWithFlags(&ev, a->flags);
-	if (err)
-		return err;
-	e = xd_htab_add(&s->events, ev, &h);
 	if (!e) {
 		cudaEventDestroy(ev);
 		return cudaErrorMemoryAllocation;
 	}
 	e->device = s->device;
-	r->handle = h;
 	return 0;
+}
+
+int xd_op_event_create(struct xd_session *s,
+		       const struct xcuda_event_create_args *a,
+		       struct xcuda_event_create_res *r, struct xd_call *call)
+{
+	cudaEvent_t ev;
+	cudaError_t err;
+
+	(void)call;
+	err = cudaEventCreateWithFlags(&ev, a->flags);
+	if (err)
+		return err;
+	return xd_event_adopt(s, ev, &r->handle);
 }
 
 int xd_op_event_destroy(struct xd_session *s,

@@ -12,6 +12,8 @@
  */
 #include <string.h>
 
+#include "common/array_copy.h"
+#include "common/res_desc.h"
 #include "guest.h"
 #include "ptsz.h"
 
@@ -88,17 +90,10 @@ cudaError_t xc_array_elem_size(cudaArray_const_t arr, uint64_t *es,
 /* Which sides of a call are arrays: bit 0 the source, 1 the destination. */
 static int xc_ac_arrays(const struct xc_ac *c)
 {
-	switch (c->a.fn) {
-	case XCUDA_AC_2D_TO_ARRAY:
-	case XCUDA_AC_TO_ARRAY:
-		return 2;
-	case XCUDA_AC_2D_FROM_ARRAY:
-	case XCUDA_AC_FROM_ARRAY:
-		return 1;
-	case XCUDA_AC_2D_ARRAY_TO_ARRAY:
-	case XCUDA_AC_ARRAY_TO_ARRAY:
-		return 3;
-	}
+	int by_fn = xcuda_ac_arrays(c->a.fn);
+
+	if (by_fn)
+		return by_fn;
 	/* cudaMemcpy3D: whichever names an array. */
 	return (c->sarr ? 1 : 0) | (c->darr ? 2 : 0);
 }
@@ -120,7 +115,7 @@ static cudaError_t xc_ac_rows(const struct xc_ac *c, int src,
 			      struct xc_rows *m, uint64_t *span)
 {
 	const struct xcuda_array_copy_args *a = &c->a;
-	uint64_t pitch = src ? a->spitch : a->dpitch, es = 1, last, t;
+	uint64_t pitch = src ? a->spitch : a->dpitch, es = 1, t;
 	const uint64_t *pos = src ? a->spos : a->dpos;
 	cudaArray_const_t other = src ? c->darr : c->sarr;
 	cudaError_t err;
@@ -170,39 +165,10 @@ static cudaError_t xc_ac_rows(const struct xc_ac *c, int src,
 		m->rows = a->extent[0];
 		break;
 	}
-	*span = 0;
-	if (!m->wb || !m->rows || !m->slices)
-		return cudaSuccess;
-	if (__builtin_mul_overflow(m->slices - 1, m->hslice, &last) ||
-	    __builtin_mul_overflow(m->rows - 1, m->hpitch, &t) ||
-	    __builtin_add_overflow(last, t, &last) ||
-	    __builtin_add_overflow(last, m->off, &last) ||
-	    __builtin_add_overflow(last, m->wb, span))
+	if (xcuda_rows_span(m->off, m->wb, m->hpitch, m->rows, m->hslice,
+			    m->slices, span))
 		return cudaErrorInvalidValue;
 	return cudaSuccess;
-}
-
-/* Host-ness of src and dst for a kind: 1 host, 0 device, -1 look. */
-static int xc_ac_kind(int kind, int *src, int *dst)
-{
-	switch (kind) {
-	case cudaMemcpyHostToHost:
-		*src = 1; *dst = 1;
-		return 0;
-	case cudaMemcpyHostToDevice:
-		*src = 1; *dst = 0;
-		return 0;
-	case cudaMemcpyDeviceToHost:
-		*src = 0; *dst = 1;
-		return 0;
-	case cudaMemcpyDeviceToDevice:
-		*src = 0; *dst = 0;
-		return 0;
-	case cudaMemcpyDefault:
-		*src = -1; *dst = -1;
-		return 0;
-	}
-	return -1;
 }
 
 static enum xc_ac_side xc_ac_classify(struct xc_session *s, const void *p,
@@ -461,7 +427,7 @@ static cudaError_t xc_ac_run(struct xc_ac *c, cudaStream_t stream,
 	err = xc_ready(&s);
 	if (err)
 		return xc_ret(err);
-	if (xc_ac_kind(a->kind, &hs, &hd))
+	if (xc_kind_sides((enum cudaMemcpyKind)a->kind, &hs, &hd))
 		return xc_ret(cudaErrorInvalidMemcpyDirection);
 	if (c->async) {
 		a->flags |= XCUDA_COPY_ASYNC;
@@ -542,6 +508,33 @@ static cudaError_t xc_ac_run(struct xc_ac *c, cudaStream_t stream,
 	return xc_ret(err);
 }
 
+/* The fields cudaMemcpy3DParms and cudaMemcpy3DPeerParms share. */
+static void xc_ac_3d(struct xc_ac *c, cudaArray_const_t sarr,
+		     struct cudaPos spos, struct cudaPitchedPtr sptr,
+		     cudaArray_t darr, struct cudaPos dpos,
+		     struct cudaPitchedPtr dptr, struct cudaExtent extent)
+{
+	c->sarr = sarr;
+	c->darr = darr;
+	c->a.src = (uintptr_t)sptr.ptr;
+	c->a.spitch = sptr.pitch;
+	c->a.sxsize = sptr.xsize;
+	c->a.sysize = sptr.ysize;
+	c->a.dst = (uintptr_t)dptr.ptr;
+	c->a.dpitch = dptr.pitch;
+	c->a.dxsize = dptr.xsize;
+	c->a.dysize = dptr.ysize;
+	c->a.spos[0] = spos.x;
+	c->a.spos[1] = spos.y;
+	c->a.spos[2] = spos.z;
+	c->a.dpos[0] = dpos.x;
+	c->a.dpos[1] = dpos.y;
+	c->a.dpos[2] = dpos.z;
+	c->a.extent[0] = extent.width;
+	c->a.extent[1] = extent.height;
+	c->a.extent[2] = extent.depth;
+}
+
 /* cudaMemcpy3D(Async): the parameters' fields, one for one. */
 static cudaError_t xc_memcpy3d(const struct cudaMemcpy3DParms *p,
 			       cudaStream_t stream, int async, int per_thread)
@@ -553,25 +546,8 @@ static cudaError_t xc_memcpy3d(const struct cudaMemcpy3DParms *p,
 	memset(&c, 0, sizeof(c));
 	c.a.fn = XCUDA_AC_3D;
 	c.a.kind = p->kind;
-	c.sarr = p->srcArray;
-	c.darr = p->dstArray;
-	c.a.src = (uintptr_t)p->srcPtr.ptr;
-	c.a.spitch = p->srcPtr.pitch;
-	c.a.sxsize = p->srcPtr.xsize;
-	c.a.sysize = p->srcPtr.ysize;
-	c.a.dst = (uintptr_t)p->dstPtr.ptr;
-	c.a.dpitch = p->dstPtr.pitch;
-	c.a.dxsize = p->dstPtr.xsize;
-	c.a.dysize = p->dstPtr.ysize;
-	c.a.spos[0] = p->srcPos.x;
-	c.a.spos[1] = p->srcPos.y;
-	c.a.spos[2] = p->srcPos.z;
-	c.a.dpos[0] = p->dstPos.x;
-	c.a.dpos[1] = p->dstPos.y;
-	c.a.dpos[2] = p->dstPos.z;
-	c.a.extent[0] = p->extent.width;
-	c.a.extent[1] = p->extent.height;
-	c.a.extent[2] = p->extent.depth;
+	xc_ac_3d(&c, p->srcArray, p->srcPos, p->srcPtr, p->dstArray,
+		 p->dstPos, p->dstPtr, p->extent);
 	c.async = async;
 	return xc_ac_run(&c, stream, per_thread);
 }
@@ -619,25 +595,8 @@ static cudaError_t xc_memcpy3d_peer(const struct cudaMemcpy3DPeerParms *p,
 	c.a.kind = cudaMemcpyDeviceToDevice;
 	c.a.sdev = p->srcDevice;
 	c.a.ddev = p->dstDevice;
-	c.sarr = p->srcArray;
-	c.darr = p->dstArray;
-	c.a.src = (uintptr_t)p->srcPtr.ptr;
-	c.a.spitch = p->srcPtr.pitch;
-	c.a.sxsize = p->srcPtr.xsize;
-	c.a.sysize = p->srcPtr.ysize;
-	c.a.dst = (uintptr_t)p->dstPtr.ptr;
-	c.a.dpitch = p->dstPtr.pitch;
-	c.a.dxsize = p->dstPtr.xsize;
-	c.a.dysize = p->dstPtr.ysize;
-	c.a.spos[0] = p->srcPos.x;
-	c.a.spos[1] = p->srcPos.y;
-	c.a.spos[2] = p->srcPos.z;
-	c.a.dpos[0] = p->dstPos.x;
-	c.a.dpos[1] = p->dstPos.y;
-	c.a.dpos[2] = p->dstPos.z;
-	c.a.extent[0] = p->extent.width;
-	c.a.extent[1] = p->extent.height;
-	c.a.extent[2] = p->extent.depth;
+	xc_ac_3d(&c, p->srcArray, p->srcPos, p->srcPtr, p->dstArray,
+		 p->dstPos, p->dstPtr, p->extent);
 	c.async = async;
 	return xc_ac_run(&c, stream, per_thread);
 }
@@ -843,11 +802,7 @@ _Static_assert(offsetof(struct xcuda_create_texture_object_args, tex) ==
 
 static cudaError_t xc_res_out(const struct cudaResourceDesc *r, xc_res_t *w)
 {
-	const struct cudaChannelFormatDesc *f = NULL;
-
-	memset(w, 0, sizeof(*w));
-	w->res_type = r->resType;
-	w->res_flags = r->flags;
+	xcuda_res_to_wire(r, w);
 	switch (r->resType) {
 	case cudaResourceTypeArray:
 		if (xc_handle_in(r->res.array.array, &w->array))
@@ -857,25 +812,8 @@ static cudaError_t xc_res_out(const struct cudaResourceDesc *r, xc_res_t *w)
 		if (xc_handle_in(r->res.mipmap.mipmap, &w->array))
 			return cudaErrorInvalidResourceHandle;
 		break;
-	case cudaResourceTypeLinear:
-		w->devptr = (uintptr_t)r->res.linear.devPtr;
-		f = &r->res.linear.desc;
-		w->size = r->res.linear.sizeInBytes;
+	default:
 		break;
-	case cudaResourceTypePitch2D:
-		w->devptr = (uintptr_t)r->res.pitch2D.devPtr;
-		f = &r->res.pitch2D.desc;
-		w->width = r->res.pitch2D.width;
-		w->height = r->res.pitch2D.height;
-		w->pitch = r->res.pitch2D.pitchInBytes;
-		break;
-	}
-	if (f) {
-		w->fmt[0] = f->x;
-		w->fmt[1] = f->y;
-		w->fmt[2] = f->z;
-		w->fmt[3] = f->w;
-		w->fmt[4] = f->f;
 	}
 	return cudaSuccess;
 }
@@ -883,14 +821,7 @@ static cudaError_t xc_res_out(const struct cudaResourceDesc *r, xc_res_t *w)
 /* The worker's answer: handles become the guest's array pointers. */
 static void xc_res_in(const xc_res_t *w, struct cudaResourceDesc *r)
 {
-	struct cudaChannelFormatDesc f = {
-		w->fmt[0], w->fmt[1], w->fmt[2], w->fmt[3],
-		(enum cudaChannelFormatKind)w->fmt[4]
-	};
-
-	memset(r, 0, sizeof(*r));
-	r->resType = (enum cudaResourceType)w->res_type;
-	r->flags = w->res_flags;
+	xcuda_res_from_wire(w, r);
 	switch (w->res_type) {
 	case cudaResourceTypeArray:
 		r->res.array.array = (cudaArray_t)(uintptr_t)w->array;
@@ -898,18 +829,6 @@ static void xc_res_in(const xc_res_t *w, struct cudaResourceDesc *r)
 	case cudaResourceTypeMipmappedArray:
 		r->res.mipmap.mipmap =
 			(cudaMipmappedArray_t)(uintptr_t)w->array;
-		break;
-	case cudaResourceTypeLinear:
-		r->res.linear.devPtr = (void *)(uintptr_t)w->devptr;
-		r->res.linear.desc = f;
-		r->res.linear.sizeInBytes = w->size;
-		break;
-	case cudaResourceTypePitch2D:
-		r->res.pitch2D.devPtr = (void *)(uintptr_t)w->devptr;
-		r->res.pitch2D.desc = f;
-		r->res.pitch2D.width = w->width;
-		r->res.pitch2D.height = w->height;
-		r->res.pitch2D.pitchInBytes = w->pitch;
 		break;
 	}
 }

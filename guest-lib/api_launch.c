@@ -236,10 +236,46 @@ cudaError_t xc_args_pack(struct xc_session *s, const struct xc_func *f,
 	return cudaSuccess;
 }
 
+/* LAUNCH_COOPERATIVE's arguments are LAUNCH's, under another opcode. */
+_Static_assert(sizeof(struct xcuda_launch_args) ==
+	       sizeof(struct xcuda_launch_cooperative_args) &&
+	       offsetof(struct xcuda_launch_args, args) ==
+	       offsetof(struct xcuda_launch_cooperative_args, args),
+	       "the launches share their layout");
+
+cudaError_t xc_launch_req(struct xc_session *s, struct xc_func *f,
+			  uint16_t op, uint32_t sh, dim3 g, dim3 b,
+			  size_t shmem, void **args,
+			  struct xcuda_request *req, uint64_t *blk)
+{
+	struct xcuda_launch_args *a;
+	cudaError_t err = xc_func_resolve(s, f);
+
+	*blk = UINT64_MAX;
+	if (!err)
+		err = xc_launch_check(f, g, b, shmem);
+	if (err)
+		return err;
+	xc_req_init(req, op, sizeof(*a));
+	a = (struct xcuda_launch_args *)req->args;
+	a->func = f->handle;
+	a->stream = sh;
+	a->grid[0] = g.x; a->grid[1] = g.y; a->grid[2] = g.z;
+	a->block[0] = b.x; a->block[1] = b.y; a->block[2] = b.z;
+	a->shmem = (uint32_t)shmem;
+	a->args_len = f->args_size;
+	err = xc_args_pack(s, f, args, req, a->args, sizeof(a->args), blk);
+	if (err)
+		return err;
+	req->hdr.len = (uint16_t)offsetof(struct xcuda_launch_args, args);
+	if (*blk == UINT64_MAX)
+		req->hdr.len += (uint16_t)f->args_size;
+	return cudaSuccess;
+}
+
 static cudaError_t xc_launch(struct xc_func *f, dim3 g, dim3 b, void **args,
 			     size_t shmem, cudaStream_t stream, int per_thread)
 {
-	struct xcuda_launch_args *a;
 	struct xcuda_request req;
 	struct xc_session *s;
 	cudaError_t err = xc_ready(&s);
@@ -259,27 +295,10 @@ static cudaError_t xc_launch(struct xc_func *f, dim3 g, dim3 b, void **args,
 		return xc_ret(cudaErrorInvalidValue);
 
 	pthread_mutex_lock(&s->lock);
-	err = xc_func_resolve(s, f);
+	err = xc_launch_req(s, f, XCUDA_OP_LAUNCH, sh, g, b, shmem, args, &req,
+			    &blk);
 	if (!err)
-		err = xc_launch_check(f, g, b, shmem);
-	if (err)
-		goto out;
-	xc_req_init(&req, XCUDA_OP_LAUNCH, sizeof(*a));
-	a = (struct xcuda_launch_args *)req.args;
-	a->func = f->handle;
-	a->stream = sh;
-	a->grid[0] = g.x; a->grid[1] = g.y; a->grid[2] = g.z;
-	a->block[0] = b.x; a->block[1] = b.y; a->block[2] = b.z;
-	a->shmem = (uint32_t)shmem;
-	a->args_len = f->args_size;
-	err = xc_args_pack(s, f, args, &req, a->args, sizeof(a->args), &blk);
-	if (err)
-		goto out;
-	req.hdr.len = (uint16_t)offsetof(struct xcuda_launch_args, args);
-	if (blk == UINT64_MAX)
-		req.hdr.len += (uint16_t)f->args_size;
-	err = xc_post_locked(s, &req, blk);
-out:
+		err = xc_post_locked(s, &req, blk);
 	pthread_mutex_unlock(&s->lock);
 	return xc_ret(err);
 }

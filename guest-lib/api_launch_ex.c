@@ -54,7 +54,6 @@ static cudaError_t xc_launch_coop(const void *func, dim3 g, dim3 b,
 				  void **args, size_t shmem,
 				  cudaStream_t stream, int per_thread)
 {
-	struct xcuda_launch_cooperative_args *a;
 	struct xc_func *f = xc_func_lookup(func);
 	struct xcuda_request req;
 	struct xc_session *s;
@@ -75,28 +74,10 @@ static cudaError_t xc_launch_coop(const void *func, dim3 g, dim3 b,
 		return xc_ret(err);
 
 	pthread_mutex_lock(&s->lock);
-	err = xc_func_resolve(s, f);
+	err = xc_launch_req(s, f, XCUDA_OP_LAUNCH_COOPERATIVE, sh, g, b, shmem,
+			    args, &req, &blk);
 	if (!err)
-		err = xc_launch_check(f, g, b, shmem);
-	if (err)
-		goto out;
-	xc_req_init(&req, XCUDA_OP_LAUNCH_COOPERATIVE, sizeof(*a));
-	a = (struct xcuda_launch_cooperative_args *)req.args;
-	a->func = f->handle;
-	a->stream = sh;
-	a->grid[0] = g.x; a->grid[1] = g.y; a->grid[2] = g.z;
-	a->block[0] = b.x; a->block[1] = b.y; a->block[2] = b.z;
-	a->shmem = (uint32_t)shmem;
-	a->args_len = f->args_size;
-	err = xc_args_pack(s, f, args, &req, a->args, sizeof(a->args), &blk);
-	if (err)
-		goto out;
-	req.hdr.len = (uint16_t)offsetof(struct xcuda_launch_cooperative_args,
-					 args);
-	if (blk == UINT64_MAX)
-		req.hdr.len += (uint16_t)f->args_size;
-	err = xc_round_trip(s, &req, NULL, 0, 0);
-out:
+		err = xc_round_trip(s, &req, NULL, 0, 0);
 	if (blk != UINT64_MAX)
 		xc_arena_release(s->staging, blk);
 	pthread_mutex_unlock(&s->lock);
@@ -118,6 +99,18 @@ cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim,
 {
 	return xc_launch_coop(func, gridDim, blockDim, args, sharedMem,
 			      stream, 1);
+}
+
+/* A configuration's grid and block, as the wire has them. */
+static void xc_cfg_dims(const cudaLaunchConfig_t *c, uint32_t grid[3],
+			uint32_t block[3])
+{
+	grid[0] = c->gridDim.x;
+	grid[1] = c->gridDim.y;
+	grid[2] = c->gridDim.z;
+	block[0] = c->blockDim.x;
+	block[1] = c->blockDim.y;
+	block[2] = c->blockDim.z;
 }
 
 /* The attributes of a launch configuration as wire records, at @w. */
@@ -231,12 +224,7 @@ static cudaError_t xc_launch_ex(const cudaLaunchConfig_t *c,
 	if (err)
 		goto out;
 	a.func = f->handle;
-	a.grid[0] = c->gridDim.x;
-	a.grid[1] = c->gridDim.y;
-	a.grid[2] = c->gridDim.z;
-	a.block[0] = c->blockDim.x;
-	a.block[1] = c->blockDim.y;
-	a.block[2] = c->blockDim.z;
+	xc_cfg_dims(c, a.grid, a.block);
 	a.nattrs = c->numAttrs;
 	a.args_len = f->args_size;
 	a.shmem = c->dynamicSmemBytes;
@@ -312,12 +300,7 @@ static cudaError_t xc_occ_cluster(uint16_t op, int *out, const void *func,
 	}
 	a.func = f->handle;
 	a.nattrs = c->numAttrs;
-	a.grid[0] = c->gridDim.x;
-	a.grid[1] = c->gridDim.y;
-	a.grid[2] = c->gridDim.z;
-	a.block[0] = c->blockDim.x;
-	a.block[1] = c->blockDim.y;
-	a.block[2] = c->blockDim.z;
+	xc_cfg_dims(c, a.grid, a.block);
 	a.shmem = c->dynamicSmemBytes;
 	/* The two commands share their layout (checked below). */
 	xc_req_init(&req, op, sizeof(a));
@@ -369,19 +352,28 @@ cudaError_t cudaOccupancyMaxActiveClusters(
  * cudaErrorInvalidDeviceFunction from the two that take only an entry
  * function's address (cudaGetKernel, cudaGetFuncBySymbol).
  */
-cudaError_t cudaFuncGetName(const char **name, const void *func)
+/* A query's kernel: the session ready, @out given, @func known. */
+static cudaError_t xc_func_query(const void *func, const void *out,
+				 cudaError_t unknown, struct xc_func **f)
 {
 	struct xc_session *s;
-	struct xc_func *f;
 	cudaError_t err = xc_ready(&s);
 
 	if (err)
+		return err;
+	if (!out)
+		return cudaErrorInvalidValue;
+	*f = xc_func_lookup(func);
+	return *f ? cudaSuccess : unknown;
+}
+
+cudaError_t cudaFuncGetName(const char **name, const void *func)
+{
+	struct xc_func *f;
+	cudaError_t err = xc_func_query(func, name, xc_func_unknown(func), &f);
+
+	if (err)
 		return xc_ret(err);
-	if (!name)
-		return xc_ret(cudaErrorInvalidValue);
-	f = xc_func_lookup(func);
-	if (!f)
-		return xc_ret(xc_func_unknown(func));
 	*name = f->name;
 	return cudaSuccess;
 }
@@ -413,17 +405,12 @@ cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex,
 
 static cudaError_t xc_kernel_of(void **out, const void *func)
 {
-	struct xc_session *s;
 	struct xc_func *f;
-	cudaError_t err = xc_ready(&s);
+	cudaError_t err = xc_func_query(func, out,
+					cudaErrorInvalidDeviceFunction, &f);
 
 	if (err)
 		return xc_ret(err);
-	if (!out)
-		return xc_ret(cudaErrorInvalidValue);
-	f = xc_func_lookup(func);
-	if (!f)
-		return xc_ret(cudaErrorInvalidDeviceFunction);
 	*out = f;
 	return cudaSuccess;
 }

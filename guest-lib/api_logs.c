@@ -271,23 +271,43 @@ cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc,
 	return xc_ret(err);
 }
 
-cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)
+/*
+ * Unregisters @token, a registration of @kind, with the worker (a
+ * notification's with its @device), then forgets it.
+ */
+static cudaError_t xc_logs_unregister(uint64_t token, int kind, int device)
 {
-	uint64_t token = (uint64_t)(uintptr_t)callback;
-	struct xcuda_logs_unregister_callback_args a = { token };
 	struct xc_session *s;
 	struct xc_hostfn f;
 	cudaError_t err;
 
 	err = xc_ready(&s);
 	if (err)
-		return xc_ret(err);
-	if (xc_hostfn_get(token, &f) || f.kind != XC_HOSTFN_LOG)
-		return xc_ret(cudaErrorInvalidValue);
-	err = xc_call_logs_unregister_callback(&a);
+		return err;
+	if (kind == XC_HOSTFN_ASYNC && xc_hostfn_on_runner())
+		return cudaErrorNotPermitted;
+	if (xc_hostfn_get(token, &f) || f.kind != kind)
+		return cudaErrorInvalidValue;
+	if (kind == XC_HOSTFN_LOG) {
+		struct xcuda_logs_unregister_callback_args a = { token };
+
+		err = xc_call_logs_unregister_callback(&a);
+	} else {
+		struct xcuda_device_unregister_async_notification_args a = {
+			token, device, 0
+		};
+
+		err = xc_call_device_unregister_async_notification(&a);
+	}
 	if (!err)
 		xc_logs_forget(token, &f);
-	return xc_ret(err);
+	return err;
+}
+
+cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)
+{
+	return xc_ret(xc_logs_unregister((uint64_t)(uintptr_t)callback,
+					 XC_HOSTFN_LOG, 0));
 }
 
 cudaError_t cudaDeviceRegisterAsyncNotification(int device,
@@ -314,23 +334,6 @@ cudaError_t cudaDeviceRegisterAsyncNotification(int device,
 cudaError_t cudaDeviceUnregisterAsyncNotification(
 		int device, cudaAsyncCallbackHandle_t callback)
 {
-	uint64_t token = (uint64_t)(uintptr_t)callback;
-	struct xcuda_device_unregister_async_notification_args a = {
-		token, device, 0
-	};
-	struct xc_session *s;
-	struct xc_hostfn f;
-	cudaError_t err;
-
-	err = xc_ready(&s);
-	if (err)
-		return xc_ret(err);
-	if (xc_hostfn_on_runner())
-		return xc_ret(cudaErrorNotPermitted);
-	if (xc_hostfn_get(token, &f) || f.kind != XC_HOSTFN_ASYNC)
-		return xc_ret(cudaErrorInvalidValue);
-	err = xc_call_device_unregister_async_notification(&a);
-	if (!err)
-		xc_logs_forget(token, &f);
-	return xc_ret(err);
+	return xc_ret(xc_logs_unregister((uint64_t)(uintptr_t)callback,
+					 XC_HOSTFN_ASYNC, device));
 }

@@ -61,8 +61,7 @@ static enum xc_side xc_classify(struct xc_session *s, const void *p,
 	return XC_HOST;
 }
 
-/* Host-ness of src and dst for a kind: 1 host, 0 device, -1 look. */
-static int xc_kind_sides(enum cudaMemcpyKind kind, int *src, int *dst)
+int xc_kind_sides(enum cudaMemcpyKind kind, int *src, int *dst)
 {
 	switch (kind) {
 	case cudaMemcpyHostToHost:

@@ -271,6 +271,14 @@ cudaError_t xc_launch_check(const struct xc_func *f, dim3 g, dim3 b,
 cudaError_t xc_args_pack(struct xc_session *s, const struct xc_func *f,
 			 void **args, struct xcuda_request *req,
 			 uint8_t *inl, size_t cap, uint64_t *blk);
+/*
+ * The LAUNCH-layout request @op for @f (lock held): resolved, checked
+ * against its limits, arguments packed as xc_args_pack() does.
+ */
+cudaError_t xc_launch_req(struct xc_session *s, struct xc_func *f,
+			  uint16_t op, uint32_t sh, dim3 g, dim3 b,
+			  size_t shmem, void **args,
+			  struct xcuda_request *req, uint64_t *blk);
 
 /* ---- device properties cache (api_device.c) ---- */
 
@@ -316,6 +324,8 @@ cudaError_t xc_memcpy2d(void *dst, size_t dpitch, const void *src,
 			size_t spitch, size_t width, size_t height,
 			enum cudaMemcpyKind kind, cudaStream_t stream,
 			int async, int per_thread);
+/* Host-ness of src and dst for a kind: 1 host, 0 device, -1 look. */
+int xc_kind_sides(enum cudaMemcpyKind kind, int *src, int *dst);
 
 /* ---- registered memory shared with the worker (hostmem.c) ---- */
 

@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -180,6 +182,25 @@ static inline pid_t worker_pid(uint32_t session)
 	return pid;
 }
 
+/* ---- a socket of the test's own, beside the daemon's ---- */
+
+static char lsock[400];
+static int lfd = -1;
+
+/* Listens on @name in the test's directory: lsock and lfd; 0 or -1. */
+static inline int listen_on(const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	snprintf(lsock, sizeof(lsock), "%s/%s", dir, name);
+	strcpy(sa.sun_path, lsock);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(lfd, 8))
+		return -1;
+	return 0;
+}
+
 /* ---- guest side ---- */
 
 static inline int sess_open(struct xc_transport *t)
@@ -226,6 +247,27 @@ static inline int rpc(struct xc_transport *t,
 	    rsp->flags != req->hdr.flags)
 		return -EPROTO;
 	return 0;
+}
+
+/*
+ * One request through @t, up to @res_len result bytes into @res: the
+ * worker's status, or -1000 + the transport's error, apart from any status.
+ */
+static inline int d_call(struct xc_transport *t, uint16_t op,
+			 const void *args, uint16_t len, void *res,
+			 size_t res_len)
+{
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	int err;
+
+	req_init(t, &req, op, args, len);
+	err = rpc(t, &req, &rsp);
+	if (err)
+		return -1000 + err;
+	if (res)
+		memcpy(res, rsp.out, res_len);
+	return rsp.status;
 }
 
 /*

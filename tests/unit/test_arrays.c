@@ -19,6 +19,7 @@
 #include "dom0-daemon/worker.h"
 #include "check.h"
 #include "cuda_asan.h"
+#include "worker_harness.h"
 
 #define ARENA		(1u << 20)
 
@@ -29,22 +30,12 @@ struct sess {
 };
 
 static struct sess A, B;
-static uint64_t next_id = 1;
 
+/* A request of @x's. */
 static int send(struct sess *x, uint16_t op, const void *args,
 		uint16_t len)
 {
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-
-	memset(&req, 0, sizeof(req));
-	req.hdr.op = op;
-	req.hdr.len = len;
-	req.hdr.session = x->id;
-	req.hdr.id = next_id++;
-	memcpy(req.args, args, len);
-	xd_handle(&x->s, &req, &rsp);
-	return rsp.status;
+	return call(&x->s, op, args, len, 0, 0);
 }
 
 #define SEND(x, op, a)	send(x, op, &(a), sizeof(a))

@@ -25,6 +25,7 @@
 #include <linux/futex.h>
 
 #include "daemon_harness.h"
+#include "worker_harness.h"
 #include "guest-lib/guest.h"
 #include "guest-lib/hostfn.h"
 #include "dom0-daemon/hostfn.h"
@@ -50,7 +51,6 @@ static int have_gpu;
 
 static struct xd_chan wchan;
 static struct xd_session wsess;
-static uint64_t wnext_id = 1;
 static int gone;	/* atomic: what the fake channel's peer_gone says */
 
 static int fake_peer_gone(struct xd_chan *c)
@@ -67,19 +67,7 @@ static const struct xd_chan_ops fake_ops = {
 static int wcall(uint16_t op, const void *args, uint16_t len, void *res,
 		 size_t res_len)
 {
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-
-	memset(&req, 0, sizeof(req));
-	req.hdr.op = op;
-	req.hdr.len = len;
-	req.hdr.session = WSESSION;
-	req.hdr.id = wnext_id++;
-	memcpy(req.args, args, len);
-	xd_handle(&wsess, &req, &rsp);
-	if (res)
-		memcpy(res, rsp.out, res_len);
-	return rsp.status;
+	return call_res(&wsess, op, args, len, 0, 0, res, res_len);
 }
 
 static int wsetup(uint64_t off, uint64_t len)
@@ -434,22 +422,6 @@ out:
 
 /* ---- a worker process on a real `local` channel ---- */
 
-static char lsock[400];
-static int lfd = -1;
-
-static int listen_on(void)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-
-	snprintf(lsock, sizeof(lsock), "%s/hf.sock", dir);
-	strcpy(sa.sun_path, lsock);
-	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(lfd, 8))
-		return -1;
-	return 0;
-}
-
 /*
  * The worker's main thread itself runs a trampoline that the guest
  * never completes, as when it is blocked in cudaStreamSynchronize on the
@@ -701,22 +673,6 @@ out:
 
 /* ---- through a real xcudad ---- */
 
-static int d_call(struct xc_transport *t, uint16_t op, const void *args,
-		  uint16_t len, void *res, size_t res_len)
-{
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-	int err;
-
-	req_init(t, &req, op, args, len);
-	err = rpc(t, &req, &rsp);
-	if (err)
-		return err;
-	if (res)
-		memcpy(res, rsp.out, res_len);
-	return rsp.status;
-}
-
 static int d_open(struct xc_transport *t)
 {
 	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, 0, ARENA, 0 };
@@ -839,7 +795,7 @@ int main(void)
 	test_full();
 	/* The runner serves wchan's arena from now on: never freed. */
 	test_end_to_end();
-	REQUIRE_MSG(!listen_on(), "setup", "listen: %s", strerror(errno));
+	REQUIRE_MSG(!listen_on("hf.sock"), "setup", "listen: %s", strerror(errno));
 	test_local_gone();
 	close(lfd);
 	unlink(lsock);

@@ -27,6 +27,7 @@
 #include <sys/un.h>
 
 #include "daemon_harness.h"
+#include "worker_harness.h"
 #include "guest-lib/guest.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/transport_local.h"
@@ -464,22 +465,6 @@ static void test_table(void)
 
 /* ---- the descriptor channel ---- */
 
-static char lsock[400];
-static int lfd = -1;
-
-static int listen_on(void)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-
-	snprintf(lsock, sizeof(lsock), "%s/chan.sock", dir);
-	strcpy(sa.sun_path, lsock);
-	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(lfd, 8))
-		return -1;
-	return 0;
-}
-
 static int guest_connect(struct xc_transport *t)
 {
 	struct xc_transport_opts o = { 0 };
@@ -754,7 +739,6 @@ out:
 
 static struct xd_chan wchan;
 static struct xd_session wsess;
-static uint64_t wnext_id = 1;
 static int tk_fd = -1;
 
 static int fake_take_fd(struct xd_chan *c, uint32_t tag)
@@ -776,19 +760,7 @@ static const struct xd_chan_ops nofd_ops = { .name = "nofd" };
 static int wcall(uint16_t op, const void *args, uint16_t len, void *res,
 		 size_t res_len)
 {
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-
-	memset(&req, 0, sizeof(req));
-	req.hdr.op = op;
-	req.hdr.len = len;
-	req.hdr.session = WSESSION;
-	req.hdr.id = wnext_id++;
-	memcpy(req.args, args, len);
-	xd_handle(&wsess, &req, &rsp);
-	if (res)
-		memcpy(res, rsp.out, res_len);
-	return rsp.status;
+	return call_res(&wsess, op, args, len, 0, 0, res, res_len);
 }
 
 /* HOST_REGISTER with @fd (consumed) as the channel's message. */
@@ -1051,22 +1023,6 @@ static void worker_setup(void)
 
 /* ---- through a real xcudad ---- */
 
-static int d_call(struct xc_transport *t, uint16_t op, const void *args,
-		  uint16_t len, void *res, size_t res_len)
-{
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-	int err;
-
-	req_init(t, &req, op, args, len);
-	err = rpc(t, &req, &rsp);
-	if (err)
-		return -1000 + err;
-	if (res)
-		memcpy(res, rsp.out, res_len);
-	return rsp.status;
-}
-
 static void test_daemon(void)
 {
 	const int good = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
@@ -1200,7 +1156,7 @@ int main(void)
 	test_mlock();
 	test_fork();
 	test_table();
-	REQUIRE_MSG(!listen_on(), "setup", "listen: %s", strerror(errno));
+	REQUIRE_MSG(!listen_on("chan.sock"), "setup", "listen: %s", strerror(errno));
 	test_channel();
 	test_channel_legacy();
 	test_bad_channels();

@@ -28,6 +28,7 @@
 #include "dom0-daemon/worker.h"
 #include "check.h"
 #include "cuda_asan.h"
+#include "worker_harness.h"
 
 #define DOM_A		(XD_DOMAIN_LOCAL | 1000)
 #define DOM_B		(XD_DOMAIN_XEN | 1000)	/* same number, other kind */
@@ -37,7 +38,6 @@
 
 static struct xd_chan chan_a, chan_b, chan_none;
 static struct xd_session sa, sb, snone;
-static uint64_t next_id = 1;
 
 static void handle_bytes(uint8_t *h, uint32_t seed)
 {
@@ -45,38 +45,6 @@ static void handle_bytes(uint8_t *h, uint32_t seed)
 
 	for (i = 0; i < XD_IPC_HANDLE; i++)
 		h[i] = (uint8_t)(seed * 31 + i * 7);
-}
-
-static int call(struct xd_session *s, uint16_t op, const void *args,
-		uint16_t len, uint32_t off, uint32_t dlen)
-{
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-
-	memset(&req, 0, sizeof(req));
-	req.hdr.op = op;
-	req.hdr.len = len;
-	req.hdr.session = s->id;
-	req.hdr.id = next_id++;
-	req.hdr.data_off = off;
-	req.hdr.data_len = dlen;
-	memcpy(req.args, args, len);
-	xd_handle(s, &req, &rsp);
-	return rsp.status;
-}
-
-static void open_session(struct xd_session *s, struct xd_chan *c,
-			 uint32_t id, uint64_t domain)
-{
-	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, 0, ARENA, 0 };
-
-	c->arena = calloc(1, ARENA);
-	c->arena_size = ARENA;
-	c->session = id;
-	c->domain = domain;
-	REQUIRE_MSG(c->arena && !xd_session_init(s, c), "setup",
-		    "out of memory");
-	CHECK_EQ(call(s, XCUDA_OP_OPEN, &a, sizeof(a), 0, 0), 0, "open");
 }
 
 static void test_table(void)

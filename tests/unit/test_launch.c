@@ -21,6 +21,7 @@
 #include "dom0-daemon/worker.h"
 #include "check.h"
 #include "cuda_asan.h"
+#include "worker_harness.h"
 
 #define SESSION_A	0x1111aaaau
 #define SESSION_B	0x2222bbbbu
@@ -29,38 +30,6 @@
 
 static struct xd_chan chan_a, chan_b;
 static struct xd_session sa, sb;
-static uint64_t next_id = 1;
-
-static int call(struct xd_session *s, uint16_t op, const void *args,
-		uint16_t len, uint32_t off, uint32_t dlen)
-{
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-
-	memset(&req, 0, sizeof(req));
-	req.hdr.op = op;
-	req.hdr.len = len;
-	req.hdr.session = s->id;
-	req.hdr.id = next_id++;
-	req.hdr.data_off = off;
-	req.hdr.data_len = dlen;
-	memcpy(req.args, args, len);
-	xd_handle(s, &req, &rsp);
-	return rsp.status;
-}
-
-static void open_session(struct xd_session *s, struct xd_chan *c,
-			 uint32_t id)
-{
-	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, 0, ARENA, 0 };
-
-	c->arena = calloc(1, ARENA);
-	c->arena_size = ARENA;
-	c->session = id;
-	REQUIRE_MSG(c->arena && !xd_session_init(s, c), "setup",
-		    "out of memory");
-	CHECK_EQ(call(s, XCUDA_OP_OPEN, &a, sizeof(a), 0, 0), 0, "open");
-}
 
 static void put_attr(struct xd_chan *c, uint32_t i, uint32_t id,
 		     uint64_t first)
@@ -173,7 +142,7 @@ static void test_cooperative_bounds(void)
 		req.hdr.flags = XCUDA_RF_POSTED;
 		req.hdr.len = sizeof(a);
 		req.hdr.session = sa.id;
-		req.hdr.id = next_id++;
+		req.hdr.id = wh_next_id++;
 		memcpy(req.args, &a, sizeof(a));
 		xd_handle(&sa, &req, &rsp);
 		CHECK_EQ(rsp.status, cudaErrorInvalidValue,
@@ -277,8 +246,8 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	xd_log_setup(XD_LOG_ERROR, 0);
-	open_session(&sa, &chan_a, SESSION_A);
-	open_session(&sb, &chan_b, SESSION_B);
+	open_session(&sa, &chan_a, SESSION_A, 0);
+	open_session(&sb, &chan_b, SESSION_B, 0);
 	test_launch_ex_bounds();
 	test_occupancy_bounds();
 	test_cooperative_bounds();

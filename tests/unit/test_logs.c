@@ -17,6 +17,7 @@
 #include <pthread.h>
 
 #include "daemon_harness.h"
+#include "worker_harness.h"
 #include "guest-lib/guest.h"
 #include "guest-lib/hostfn.h"
 #include "dom0-daemon/hostfn.h"
@@ -31,7 +32,6 @@
 
 static struct xd_chan wchan;
 static struct xd_session wsess;
-static uint64_t wnext_id = 1;
 
 static int fake_peer_gone(struct xd_chan *c)
 {
@@ -47,21 +47,8 @@ static const struct xd_chan_ops fake_ops = {
 static int wcall(uint16_t op, const void *args, uint16_t len, void *res,
 		 size_t res_len, uint32_t data_off, uint32_t data_len)
 {
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-
-	memset(&req, 0, sizeof(req));
-	req.hdr.op = op;
-	req.hdr.len = len;
-	req.hdr.session = WSESSION;
-	req.hdr.id = wnext_id++;
-	req.hdr.data_off = data_off;
-	req.hdr.data_len = data_len;
-	memcpy(req.args, args, len);
-	xd_handle(&wsess, &req, &rsp);
-	if (res)
-		memcpy(res, rsp.out, res_len);
-	return rsp.status;
+	return call_res(&wsess, op, args, len, data_off, data_len, res,
+			res_len);
 }
 
 static void wsession(void)

@@ -79,8 +79,12 @@ int xd_op_logs_dump(struct xd_session *s, const struct xcuda_logs_dump_args *a,
 			size = call->data_len;
 		if (size > XD_LOGS_DUMP_MAX)
 			size = XD_LOGS_DUMP_MAX;
-		/* Our own memory: CUDA never writes guest-writable bytes. */
-		buf = calloc(1, size ? size : 1);
+		/*
+		 * Our own memory, and all of our bound whatever the size:
+		 * CUDA 13.0 writes the log even when told the buffer holds
+		 * nothing, so a buffer of the size alone could overflow.
+		 */
+		buf = calloc(1, XD_LOGS_DUMP_MAX + 1);
 		if (!buf)
 			return cudaErrorMemoryAllocation;
 	}

@@ -110,12 +110,8 @@ static cudaError_t xc_logs_dump(cudaLogIterator *iterator, char *buf,
 			memcpy(buf, xc_arena_ptr(s, off), (size_t)r.size);
 			buf[r.size] = '\0';
 			*wrote = r.size;
-		} else if (!err && buf) {
-			r.size = 0;
 		}
-		/* The worker never grows what a buffer's size was. */
-		if (size && buf && r.size > *size)
-			r.size = *size;
+		/* CUDA's count, which may exceed the buffer: never copied. */
 		if (size)
 			*size = (size_t)r.size;
 		if (iterator)

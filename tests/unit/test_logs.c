@@ -14,6 +14,7 @@
  *   buffer without a NUL, levels out of range, a short notification,
  *   the handle the program gets.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 
 #include "daemon_harness.h"
@@ -91,6 +92,57 @@ static int reg_async(uint64_t token, uint64_t off, uint32_t len, int dev)
 
 	return wcall(XCUDA_OP_DEVICE_REGISTER_ASYNC_NOTIFICATION, &a,
 		     sizeof(a), NULL, 0, 0, 0);
+}
+
+/*
+ * CUDA 13.0 writes its log into the buffer even when told it holds
+ * nothing.  While set, this stand-in for the worker's CUDA does so, with
+ * the most CUDA keeps; otherwise the real runtime answers.
+ */
+#define FAKE_LOG	25600u
+static int fake_overrun;
+
+cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer,
+				 size_t *size, unsigned int flags)
+{
+	cudaError_t (*real)(cudaLogIterator *, char *, size_t *,
+			    unsigned int);
+
+	if (fake_overrun) {
+		if (buffer)
+			memset(buffer, 'x', FAKE_LOG);
+		if (size)
+			*size = FAKE_LOG;
+		return cudaSuccess;
+	}
+	*(void **)&real = dlsym(RTLD_NEXT, "cudaLogsDumpToMemory");
+	return real ? real(iterator, buffer, size, flags) :
+		      cudaErrorNotSupported;
+}
+
+/* The worker's own buffer takes CUDA's overrun; the arena gets none. */
+static void test_dump_overrun(void)
+{
+	struct xcuda_logs_dump_args d;
+	struct xcuda_logs_dump_res dr;
+	int err, i, clean = 1;
+
+	wsession();
+	memset(&d, 0, sizeof(d));
+	d.what = 2 | 4;
+	d.size = 0;
+	memset(wchan.arena + PAY_OFF, 0x5a, 512);
+	fake_overrun = 1;
+	err = wcall(XCUDA_OP_LOGS_DUMP, &d, sizeof(d), &dr, sizeof(dr),
+		    PAY_OFF, 128);
+	fake_overrun = 0;
+	CHECK_EQ(err, 0, "dump past a zero size: answered");
+	CHECK_EQ(dr.size, (uint64_t)FAKE_LOG,
+		 "dump past a zero size: CUDA's count goes back");
+	for (i = 0; i < 512; i++)
+		clean &= wchan.arena[PAY_OFF + i] == 0x5a;
+	CHECK(clean, "dump past a zero size: nothing written to the arena");
+	xd_session_fini(&wsess);
 }
 
 static void test_worker_checks(void)
@@ -432,6 +484,7 @@ int main(void)
 	wchan.session = WSESSION;
 	REQUIRE_MSG(wchan.arena, "setup", "out of memory");
 	test_worker_checks();
+	test_dump_overrun();
 	test_payload();
 	test_guest_scan();
 	test_end_to_end();

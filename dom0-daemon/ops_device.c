@@ -99,6 +99,7 @@ int xd_op_device_set_shared_mem_config(
 {
 	(void)s;
 	(void)call;
-	return cudaDeviceSetSharedMemConfig((enum cudaSharedMemConfig)a->config);
+	return cudaDeviceSetSharedMemConfig(
+		(enum cudaSharedMemConfig)a->config);
 }
 #pragma GCC diagnostic pop

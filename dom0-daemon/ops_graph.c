@@ -556,7 +556,7 @@ static int xd_gp_in(struct xd_session *s, const struct xcuda_extent *e,
 		p->np.conditional.size = w->cond_size;
 		return 0;
 	case cudaGraphNodeTypeHost:
-		/* The guest's function, by its token: our trampoline runs it. */
+		/* The guest's function, by its token: our trampoline. */
 		err = xd_hostfn_ctx_new(s, w->token, XD_HOSTFN_GRAPH, &p->hf);
 		if (err)
 			return err;

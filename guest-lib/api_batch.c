@@ -165,7 +165,8 @@ static cudaError_t xc_batch3d(size_t numOps, struct cudaMemcpy3DBatchOp *ops,
 					 &p.dstArray, &p.dstPos, &p.dstPtr);
 		if (err)
 			break;
-		if (o->srcAccessOrder == cudaMemcpySrcAccessOrderDuringApiCall &&
+		if (o->srcAccessOrder ==
+		    cudaMemcpySrcAccessOrderDuringApiCall &&
 		    p.srcPtr.ptr && xc_late_source(p.srcPtr.ptr))
 			wait = 1;
 		if (per_thread)
@@ -180,7 +181,8 @@ static cudaError_t xc_batch3d(size_t numOps, struct cudaMemcpy3DBatchOp *ops,
 
 cudaError_t cudaMemcpy3DBatchAsync(size_t numOps,
 				   struct cudaMemcpy3DBatchOp *opList,
-				   unsigned long long flags, cudaStream_t stream)
+				   unsigned long long flags,
+				   cudaStream_t stream)
 {
 	return xc_ret(xc_batch3d(numOps, opList, flags, stream, 0));
 }

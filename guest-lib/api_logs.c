@@ -306,10 +306,9 @@ cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)
 					 XC_HOSTFN_LOG, 0));
 }
 
-cudaError_t cudaDeviceRegisterAsyncNotification(int device,
-						cudaAsyncCallback callbackFunc,
-						void *userData,
-						cudaAsyncCallbackHandle_t *callback)
+cudaError_t cudaDeviceRegisterAsyncNotification(
+		int device, cudaAsyncCallback callbackFunc, void *userData,
+		cudaAsyncCallbackHandle_t *callback)
 {
 	struct xc_hostfn f = { .kind = XC_HOSTFN_ASYNC,
 			       .fn.async = callbackFunc, .data = userData,

@@ -473,10 +473,11 @@ cudaError_t xc_var_resolve(struct xc_session *s, const void *host_var,
  * Libraries the program loads (cudaLibrary_t is the struct xc_module).
  * xc_image_unwrap: the fatbinary in nvcc's wrapper, or the image itself;
  * xc_image_size: the bytes of a fatbinary, cubin or PTX image; 0 if it is
- * malformed or over XCUDA_MAX_MODULE.  xc_lib_new copies the image; xc_lib_get finds a live
- * library; xc_lib_kernel gives the one cudaKernel_t of a name (resolved
- * lazily, as registered kernels are); xc_lib_drop forgets a library the
- * caller unloaded.  Loads and lookups hold the session lock.
+ * malformed or over XCUDA_MAX_MODULE.  xc_lib_new copies the image;
+ * xc_lib_get finds a live library; xc_lib_kernel gives the one
+ * cudaKernel_t of a name (resolved lazily, as registered kernels are);
+ * xc_lib_drop forgets a library the caller unloaded.  Loads and lookups
+ * hold the session lock.
  */
 const void *xc_image_unwrap(const void *image);
 uint64_t xc_image_size(const void *image);

@@ -43,8 +43,8 @@ enum xcuda_glist {
 /* Where a copy's or a memset's side lies. */
 #define XCUDA_GSIDE_DEV		0	/* ptr is a device address */
 #define XCUDA_GSIDE_ARENA	1	/* ptr is an arena offset */
-#define XCUDA_GSIDE_ARRAY	2	/* ptr is a CUDA array's handle (copies):
-					 * the extent's width is in elements */
+/* ptr is a CUDA array's handle (copies): the width is in elements */
+#define XCUDA_GSIDE_ARRAY	2
 
 /* One side of a copy (cudaPitchedPtr and cudaPos), or a memset's dst. */
 struct xcuda_gside {

@@ -795,7 +795,8 @@ int main(void)
 	test_full();
 	/* The runner serves wchan's arena from now on: never freed. */
 	test_end_to_end();
-	REQUIRE_MSG(!listen_on("hf.sock"), "setup", "listen: %s", strerror(errno));
+	REQUIRE_MSG(!listen_on("hf.sock"), "setup", "listen: %s",
+		    strerror(errno));
 	test_local_gone();
 	close(lfd);
 	unlink(lsock);

@@ -170,8 +170,8 @@ cudaError_t CUDARTAPI cudaArrayGetInfo(struct cudaChannelFormatDesc *d,
 	if (arr != FAKE_ARRAY)
 		return cudaErrorInvalidResourceHandle;
 	if (d)
-		*d = (struct cudaChannelFormatDesc){ 32, 0, 0, 0,
-						     cudaChannelFormatKindFloat };
+		*d = (struct cudaChannelFormatDesc){
+			32, 0, 0, 0, cudaChannelFormatKindFloat };
 	if (e)
 		*e = (struct cudaExtent){ 64, 0, 0 };
 	if (flags)

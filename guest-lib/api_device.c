@@ -86,12 +86,11 @@ cudaError_t cudaGetDevice(int *device)
 cudaError_t xc_props(int dev, const struct cudaDeviceProp **p)
 {
 	struct xcuda_get_device_properties_args a = { dev, 0 };
-	struct xcuda_response rsp;
 	struct xcuda_request req;
 	struct cudaDeviceProp *prop;
 	struct xc_session *s;
 	cudaError_t err = xc_ready(&s);
-	uint64_t off, got, id;
+	uint64_t off, got;
 
 	if (err)
 		return err;
@@ -115,11 +114,7 @@ cudaError_t xc_props(int dev, const struct cudaDeviceProp **p)
 		xc_req_get_device_properties(&req, &a);
 		req.hdr.data_off = (uint32_t)off;
 		req.hdr.data_len = sizeof(*prop);
-		err = xc_send_locked(s, &req, UINT64_MAX, &id);
-		if (!err)
-			err = xc_wait_locked(s, id, &rsp);
-		if (!err)
-			err = (cudaError_t)rsp.status;
+		err = xc_round_trip_locked(s, &req, NULL, 0);
 		if (!err)
 			memcpy(prop, xc_arena_ptr(s, off), sizeof(*prop));
 		xc_arena_release(s->staging, off);
@@ -183,21 +178,15 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr,
 
 cudaError_t cudaDeviceReset(void)
 {
-	struct xcuda_response rsp;
 	struct xcuda_request req;
 	struct xc_session *s;
 	cudaError_t err = xc_ready(&s), late;
-	uint64_t id;
 
 	if (err)
 		return xc_ret(err);
 	pthread_mutex_lock(&s->lock);
 	xc_req_device_reset(&req);
-	err = xc_send_locked(s, &req, UINT64_MAX, &id);
-	if (!err)
-		err = xc_wait_locked(s, id, &rsp);
-	if (!err)
-		err = (cudaError_t)rsp.status;
+	err = xc_round_trip_locked(s, &req, NULL, 0);
 	/*
 	 * Errors of work posted before the reset are not the reset's: as
 	 * with CUDA, they stay the last error and the reset answers its own.

@@ -382,11 +382,10 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
 				  const void *func)
 {
 	struct xcuda_func_get_attributes_args a = { 0 };
-	struct xcuda_response rsp;
 	struct xcuda_request req;
 	struct xc_session *s;
 	struct xc_func *f;
-	uint64_t off, got, id;
+	uint64_t off, got;
 	cudaError_t err;
 
 	if (!attr)
@@ -403,11 +402,7 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
 	xc_req_func_get_attributes(&req, &a);
 	req.hdr.data_off = (uint32_t)off;
 	req.hdr.data_len = sizeof(*attr);
-	err = xc_send_locked(s, &req, UINT64_MAX, &id);
-	if (!err)
-		err = xc_wait_locked(s, id, &rsp);
-	if (!err)
-		err = (cudaError_t)rsp.status;
+	err = xc_round_trip_locked(s, &req, NULL, 0);
 	if (!err) {
 		memcpy(attr, xc_arena_ptr(s, off), sizeof(*attr));
 		/* What launches are checked against follows CUDA's answer. */

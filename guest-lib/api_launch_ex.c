@@ -31,20 +31,8 @@ static cudaError_t xc_round_trip(struct xc_session *s,
 				 struct xcuda_request *req, void *res,
 				 size_t res_len, int latched)
 {
-	struct xcuda_response rsp;
-	cudaError_t err;
-	uint64_t id;
+	cudaError_t err = xc_round_trip_locked(s, req, res, res_len);
 
-	err = xc_send_locked(s, req, UINT64_MAX, &id);
-	if (!err)
-		err = xc_wait_locked(s, id, &rsp);
-	if (err)
-		return err;
-	err = (cudaError_t)rsp.status;
-	if (res) {
-		memset(res, 0, res_len);
-		memcpy(res, rsp.out, rsp.len < res_len ? rsp.len : res_len);
-	}
 	if (!err && latched)
 		err = xc_take_latched(s);
 	return err;

@@ -227,9 +227,8 @@ static cudaError_t xc_lib_kernels(struct xc_session *s, struct xc_module *m,
 				  uint64_t *blk)
 {
 	struct xcuda_library_kernels_args a = { 0 };
-	struct xcuda_response rsp;
 	struct xcuda_request req;
-	uint64_t got = 0, id;
+	uint64_t got = 0;
 	cudaError_t err;
 
 	*blk = UINT64_MAX;
@@ -242,14 +241,7 @@ static cudaError_t xc_lib_kernels(struct xc_session *s, struct xc_module *m,
 		return cudaErrorMemoryAllocation;
 	req.hdr.data_off = (uint32_t)*blk;
 	req.hdr.data_len = (uint32_t)got;
-	err = xc_send_locked(s, &req, UINT64_MAX, &id);
-	if (!err)
-		err = xc_wait_locked(s, id, &rsp);
-	if (!err)
-		err = (cudaError_t)rsp.status;
-	memset(r, 0, sizeof(*r));
-	if (!err)
-		memcpy(r, rsp.out, sizeof(*r));
+	err = xc_round_trip_locked(s, &req, r, sizeof(*r));
 	if (err) {
 		xc_arena_release(s->staging, *blk);
 		*blk = UINT64_MAX;

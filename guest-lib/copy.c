@@ -249,10 +249,9 @@ cudaError_t xc_copy_managed_locked(struct xc_session *s, int to_dev,
 				   void *host, uint64_t dev, size_t len)
 {
 	struct xcuda_host_memcpy_args h = { 0 };
-	struct xcuda_response rsp;
 	struct xcuda_request req;
 	cudaError_t err;
-	uint64_t off, id;
+	uint64_t off;
 	uint32_t reg;
 
 	if (!s)
@@ -268,11 +267,9 @@ cudaError_t xc_copy_managed_locked(struct xc_session *s, int to_dev,
 	xc_req_host_memcpy(&req, &h);
 	/* Not xc_call_locked(): a latched error is not this copy's. */
 	s->t.expect_ns = len / XC_COPY_BYTES_PER_NS;
-	err = xc_send_locked(s, &req, UINT64_MAX, &id);
-	if (!err)
-		err = xc_wait_locked(s, id, &rsp);
+	err = xc_round_trip_locked(s, &req, NULL, 0);
 	s->t.expect_ns = 0;
-	return err ? err : (cudaError_t)rsp.status;
+	return err;
 }
 
 /*

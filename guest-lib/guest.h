@@ -150,6 +150,14 @@ void xc_req_init(struct xcuda_request *req, uint16_t op, uint16_t len);
  */
 cudaError_t xc_call(struct xc_session *s, struct xcuda_request *req,
 		    void *res, size_t res_len);
+/*
+ * One round trip with the lock held, copying up to @res_len result bytes
+ * (zeros past a short answer): the call's own status, which leaves an
+ * error latched from an earlier posted call latched.
+ */
+cudaError_t xc_round_trip_locked(struct xc_session *s,
+				 struct xcuda_request *req, void *res,
+				 size_t res_len);
 /* Same with the session lock already held. */
 cudaError_t xc_call_locked(struct xc_session *s, struct xcuda_request *req,
 			   void *res, size_t res_len);

@@ -559,11 +559,9 @@ cudaError_t xc_hostmem_unregister(struct xc_session *s, void *ptr,
 				  int *found)
 {
 	struct xcuda_host_unregister_args a = { 0 };
-	struct xcuda_response rsp;
 	struct xcuda_request req;
 	struct xc_hostreg r;
 	cudaError_t err;
-	uint64_t id;
 
 	*found = 0;
 	pthread_mutex_lock(&xc_hm_serial);
@@ -576,11 +574,7 @@ cudaError_t xc_hostmem_unregister(struct xc_session *s, void *ptr,
 	*found = 1;
 	a.region = r.region;
 	xc_req_host_unregister(&req, &a);
-	err = xc_send_locked(s, &req, UINT64_MAX, &id);
-	if (!err)
-		err = xc_wait_locked(s, id, &rsp);
-	if (!err)
-		err = (cudaError_t)rsp.status;
+	err = xc_round_trip_locked(s, &req, NULL, 0);
 	pthread_mutex_unlock(&s->lock);
 	xc_hm_unmove_or_keep(&r);
 	pthread_mutex_unlock(&xc_hm_serial);

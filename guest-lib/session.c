@@ -182,8 +182,9 @@ cudaError_t xc_take_latched(struct xc_session *s)
 	return err;
 }
 
-cudaError_t xc_call_locked(struct xc_session *s, struct xcuda_request *req,
-			   void *res, size_t res_len)
+cudaError_t xc_round_trip_locked(struct xc_session *s,
+				 struct xcuda_request *req, void *res,
+				 size_t res_len)
 {
 	struct xcuda_response rsp;
 	cudaError_t err;
@@ -195,12 +196,19 @@ cudaError_t xc_call_locked(struct xc_session *s, struct xcuda_request *req,
 	err = xc_wait_locked(s, id, &rsp);
 	if (err)
 		return err;
-	err = (cudaError_t)rsp.status;
 	if (res && res_len) {
 		/* Short answers read as zeros, never as stale bytes. */
 		memset(res, 0, res_len);
 		memcpy(res, rsp.out, rsp.len < res_len ? rsp.len : res_len);
 	}
+	return (cudaError_t)rsp.status;
+}
+
+cudaError_t xc_call_locked(struct xc_session *s, struct xcuda_request *req,
+			   void *res, size_t res_len)
+{
+	cudaError_t err = xc_round_trip_locked(s, req, res, res_len);
+
 	if (!err)
 		err = xc_take_latched(s);
 	else if (err == s->latched)

@@ -21,7 +21,12 @@
 #define XD_IPC_SLOTS		4096	/* entries in the daemon's table */
 #define XD_IPC_PER_DOMAIN	1024	/* entries one domain may hold */
 
-enum { XD_IPC_MEM = 1, XD_IPC_EVENT = 2 };
+enum {
+	XD_IPC_MEM = 1,
+	XD_IPC_EVENT = 2,
+	XD_IPC_POOL_FABRIC = 3,	/* a pool's cudaMemFabricHandle_t */
+	XD_IPC_POOL_PTR = 4,	/* cudaMemPoolPtrExportData */
+};
 
 /*
  * Creates the table with @slots entries (0: XD_IPC_SLOTS) in shared

@@ -61,6 +61,17 @@ void xd_graph_forget(struct xd_session *s, uint32_t gh);
  */
 int xd_dot_take(int fd, uint32_t room, uint8_t **buf, uint64_t *size);
 
+/*
+ * The IPC table (ipc_table.h) for the session: records @h (XD_IPC_HANDLE
+ * bytes) of @kind as its export, 0 or cudaErrorMemoryAllocation (a full
+ * table keeps the handle from the guest); whether it may open @h, 0 or
+ * cudaErrorInvalidValue (only its own domain's handles).
+ */
+int xd_ipc_export(struct xd_session *s, int kind, const void *h);
+int xd_ipc_may_open(struct xd_session *s, int kind, const void *h);
+/* The size of the device allocation that starts at @p, 0 if unknown. */
+uint64_t xd_alloc_size(const void *p);
+
 /* Arena extents named in a command's arguments (struct xcuda_extent). */
 int xd_extent_ok(const struct xd_session *s, const struct xcuda_extent *e);
 /*

@@ -23,8 +23,7 @@ _Static_assert(sizeof(cudaIpcMemHandle_t) == XD_IPC_HANDLE, "mem handle");
 _Static_assert(sizeof(cudaIpcEventHandle_t) == XD_IPC_HANDLE,
 	       "event handle");
 
-/* Records an export; a full table keeps the handle from the guest. */
-static int xd_ipc_export(struct xd_session *s, int kind, const void *h)
+int xd_ipc_export(struct xd_session *s, int kind, const void *h)
 {
 	int err = xd_ipc_record(s->chan->domain, s->id, kind, h);
 	const char *why = err == -EDQUOT ? "the domain's quota is used" :
@@ -38,8 +37,7 @@ static int xd_ipc_export(struct xd_session *s, int kind, const void *h)
 	return 0;
 }
 
-/* Whether this session may open @h: only its own domain's handles. */
-static int xd_ipc_may_open(struct xd_session *s, int kind, const void *h)
+int xd_ipc_may_open(struct xd_session *s, int kind, const void *h)
 {
 	int err;
 
@@ -91,15 +89,24 @@ static PFN_cuMemGetAddressRange_v3020 xd_drv_range(void)
 	return fn;
 }
 
+uint64_t xd_alloc_size(const void *p)
+{
+	PFN_cuMemGetAddressRange_v3020 range = xd_drv_range();
+	CUdeviceptr base = 0;
+	size_t size = 0;
+
+	if (range && range(&base, &size, (CUdeviceptr)(uintptr_t)p) ==
+	    CUDA_SUCCESS && base == (CUdeviceptr)(uintptr_t)p)
+		return size;
+	return 0;
+}
+
 int xd_op_ipc_open_mem_handle(struct xd_session *s,
 			      const struct xcuda_ipc_open_mem_handle_args *a,
 			      struct xcuda_ipc_open_mem_handle_res *r,
 			      struct xd_call *call)
 {
-	PFN_cuMemGetAddressRange_v3020 range;
 	cudaIpcMemHandle_t h;
-	CUdeviceptr base = 0;
-	size_t size = 0;
 	void *p = NULL;
 	int err;
 
@@ -113,10 +120,7 @@ int xd_op_ipc_open_mem_handle(struct xd_session *s,
 	err = cudaIpcOpenMemHandle(&p, h, a->flags);
 	if (err)
 		return err;
-	range = xd_drv_range();
-	if (range && range(&base, &size, (CUdeviceptr)(uintptr_t)p) ==
-	    CUDA_SUCCESS && base == (CUdeviceptr)(uintptr_t)p)
-		r->size = size;
+	r->size = xd_alloc_size(p);
 	r->ptr = (uintptr_t)p;
 	return 0;
 }

@@ -9,12 +9,25 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "supervise.h"
+
+static int xd_worker_chan = -1;
+
+int xd_super_chan(void)
+{
+	return xd_worker_chan;
+}
+
+void xd_super_set_chan(int fd)
+{
+	xd_worker_chan = fd;
+}
 
 int xd_super_init(struct xd_super *sv, unsigned int max_sessions)
 {
@@ -68,12 +81,17 @@ uint32_t xd_super_new_session(const struct xd_super *sv)
 	return id;
 }
 
-static void xd_worker_setup(struct xd_super *sv)
+static void xd_worker_setup(struct xd_super *sv, int chan)
 {
 	unsigned int i;
 
 	for (i = 0; i < sv->nfds; i++)
 		close(sv->parent_fds[i]);
+	/* Other workers' channels are the parent's alone. */
+	for (i = 0; i < sv->max; i++)
+		if (sv->kids[i].pid && sv->kids[i].chan >= 0)
+			close(sv->kids[i].chan);
+	xd_worker_chan = chan;
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
@@ -88,6 +106,7 @@ static void xd_worker_setup(struct xd_super *sv)
 pid_t xd_super_spawn(struct xd_super *sv, uint32_t session,
 		     int (*body)(void *arg, uint32_t session), void *arg)
 {
+	int sp[2] = { -1, -1 };
 	unsigned int i;
 	pid_t pid;
 
@@ -96,18 +115,30 @@ pid_t xd_super_spawn(struct xd_super *sv, uint32_t session,
 			break;
 	if (i == sv->max)
 		return -1;
+	/* Without a channel the worker runs, only unable to share pools. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp))
+		xd_log(XD_LOG_WARN, "socketpair: %s", strerror(errno));
 	pid = fork();
 	if (pid < 0) {
 		xd_log(XD_LOG_ERROR, "fork: %s", strerror(errno));
+		if (sp[0] >= 0) {
+			close(sp[0]);
+			close(sp[1]);
+		}
 		return -1;
 	}
 	if (pid == 0) {
-		xd_worker_setup(sv);
+		if (sp[0] >= 0)
+			close(sp[0]);
+		xd_worker_setup(sv, sp[1]);
 		xd_log_set_session(session);
 		exit(body(arg, session));
 	}
+	if (sp[1] >= 0)
+		close(sp[1]);
 	sv->kids[i].pid = pid;
 	sv->kids[i].session = session;
+	sv->kids[i].chan = sp[0];
 	sv->live++;
 	xd_log(XD_LOG_INFO, "session %08x: worker %d started", session,
 	       (int)pid);
@@ -145,6 +176,9 @@ void xd_super_reap(struct xd_super *sv)
 		if (i == sv->max)
 			continue;
 		xd_log_end(sv, &sv->kids[i], status);
+		if (sv->kids[i].chan >= 0)
+			close(sv->kids[i].chan);
+		sv->kids[i].chan = -1;
 		if (sv->gone)
 			sv->gone(sv->kids[i].session);
 		sv->kids[i].pid = 0;

@@ -15,6 +15,7 @@
 struct xd_child {
 	pid_t pid;		/* 0: free slot */
 	uint32_t session;
+	int chan;		/* the parent's end of its channel, or -1 */
 };
 
 #define XD_SUPER_MAX_FDS	8
@@ -51,6 +52,13 @@ uint32_t xd_super_new_session(const struct xd_super *sv);
  */
 pid_t xd_super_spawn(struct xd_super *sv, uint32_t session,
 		     int (*body)(void *arg, uint32_t session), void *arg);
+
+/*
+ * In a worker: its end of the SOCK_SEQPACKET channel to the parent
+ * (fd_broker.h), or -1.  Tests set it by hand.
+ */
+int xd_super_chan(void);
+void xd_super_set_chan(int fd);
 
 /* Reaps every ended worker and logs how it ended. */
 void xd_super_reap(struct xd_super *sv);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "xcuda/local.h"
+#include "fd_broker.h"
 #include "ipc_table.h"
 #include "log.h"
 #include "privdrop.h"
@@ -541,10 +542,60 @@ static int xd_on_signal(struct xd_daemon *d)
 	return stop;
 }
 
+/* A session is gone: what it shared with other workers goes too. */
+static void xd_session_gone(uint32_t session)
+{
+	xd_ipc_forget_session(session);
+	xd_broker_forget_session(session);
+}
+
+/*
+ * Fills @p after its first @base entries with the workers' channels, and
+ * @kid with the worker each belongs to.  Returns the entries in all.
+ */
+static unsigned int xd_poll_workers(const struct xd_super *sv,
+				    struct pollfd *p, unsigned int *kid,
+				    unsigned int base)
+{
+	unsigned int i, n = base;
+
+	for (i = 0; i < sv->max; i++) {
+		if (!sv->kids[i].pid || sv->kids[i].chan < 0)
+			continue;
+		p[n].fd = sv->kids[i].chan;
+		p[n].events = POLLIN;
+		p[n].revents = 0;
+		kid[n++] = i;
+	}
+	return n;
+}
+
+/* Answers the workers' channels that poll() found ready. */
+static void xd_serve_workers(struct xd_super *sv, const struct pollfd *p,
+			     const unsigned int *kid, unsigned int base,
+			     unsigned int n)
+{
+	struct xd_child *k;
+	unsigned int i;
+
+	for (i = base; i < n; i++) {
+		k = &sv->kids[kid[i]];
+		if (!p[i].revents || k->chan != p[i].fd)
+			continue;
+		/* A broken channel is closed; the worker runs on. */
+		if (!(p[i].revents & POLLIN) ||
+		    xd_broker_serve(k->chan, k->session)) {
+			close(k->chan);
+			k->chan = -1;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct xd_daemon d;
-	struct pollfd p[3];
+	struct pollfd *p;
+	unsigned int *kid, n;
 	struct stat st;
 	sigset_t old;
 	int stop = 0;
@@ -568,7 +619,7 @@ int main(int argc, char **argv)
 	if (xd_ipc_table_create(0) < 0)
 		xd_log(XD_LOG_WARN, "no IPC table: cudaIpc* handles will "
 		       "not open");
-	d.super.gone = xd_ipc_forget_session;
+	d.super.gone = xd_session_gone;
 	d.lfd = xd_listen(d.socket_path, &d.sock_ino);
 	if (d.lfd < 0)
 		return 1;
@@ -581,6 +632,12 @@ int main(int argc, char **argv)
 
 	xd_xen_start(&d);
 
+	p = calloc(3 + d.max_sessions, sizeof(*p));
+	kid = calloc(3 + d.max_sessions, sizeof(*kid));
+	if (!p || !kid) {
+		xd_log(XD_LOG_ERROR, "cannot start: out of memory");
+		return 1;
+	}
 	p[0].fd = d.sfd;
 	p[0].events = POLLIN;
 	p[1].fd = d.lfd;
@@ -590,7 +647,8 @@ int main(int argc, char **argv)
 		/* A negative fd is ignored by poll(): Xen may come and go. */
 		p[2].fd = d.xfd;
 		p[2].revents = 0;
-		if (poll(p, 3, -1) < 0) {
+		n = xd_poll_workers(&d.super, p, kid, 3);
+		if (poll(p, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			xd_log(XD_LOG_ERROR, "poll: %s", strerror(errno));
@@ -598,6 +656,8 @@ int main(int argc, char **argv)
 		}
 		if (p[0].revents)
 			stop = xd_on_signal(&d);
+		if (!stop)
+			xd_serve_workers(&d.super, p, kid, 3, n);
 		if (!stop && p[1].revents)
 			xd_accept_local(&d);
 		if (!stop && d.xfd >= 0 && p[2].revents)
@@ -612,6 +672,8 @@ int main(int argc, char **argv)
 	xd_super_stop_all(&d.super, 2000);
 	xd_super_fini(&d.super);
 	xd_ipc_table_destroy();
+	free(p);
+	free(kid);
 	xd_user_free(&d.user);
 	close(d.sfd);
 	xd_log(XD_LOG_INFO, "stopped");

@@ -105,11 +105,11 @@ static cudaError_t xc_logs_dump(cudaLogIterator *iterator, char *buf,
 		err = (cudaError_t)r.status;
 		if (!err && buf && cap) {
 			/* No more than the buffer holds, with its NUL. */
-			if (r.size > cap - 1)
-				r.size = cap - 1;
-			memcpy(buf, xc_arena_ptr(s, off), (size_t)r.size);
-			buf[r.size] = '\0';
-			*wrote = r.size;
+			uint64_t n = r.size > cap - 1 ? cap - 1 : r.size;
+
+			memcpy(buf, xc_arena_ptr(s, off), (size_t)n);
+			buf[n] = '\0';
+			*wrote = n;
 		}
 		/* CUDA's count, which may exceed the buffer: never copied. */
 		if (size)
@@ -141,7 +141,8 @@ cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator,
 	char *buf;
 	int fd;
 
-	if (!pathToFile || flags)
+	/* CUDA takes any flags here, as cudaLogsDumpToMemory does. */
+	if (!pathToFile)
 		return xc_ret(cudaErrorInvalidValue);
 	buf = malloc(XC_LOGS_DUMP_MAX);
 	if (!buf)

@@ -14,6 +14,12 @@
 #include "common/xct.h"
 
 static char big[32768];
+/*
+ * CUDA 13.0 answers the whole log's size for a small buffer and writes
+ * the log past the size we name: give it room, so that the native run
+ * survives to compare, and look at the text only when it fits.
+ */
+static char small[8 + 4096];
 
 /* A call whose failure the driver may log. */
 static void provoke(void)
@@ -27,7 +33,6 @@ static void provoke(void)
 static void test_dump(void)
 {
 	cudaLogIterator it = 0, it2 = 0;
-	char small[8];
 	size_t size;
 	cudaError_t e;
 
@@ -49,15 +54,16 @@ static void test_dump(void)
 	printf("dump of all: terminated at size: %s\n",
 	       xct_yes(size < sizeof(big) && strlen(big) == size));
 
-	size = sizeof(small);
+	size = 8;
 	memset(small, 'x', sizeof(small));
 	e = cudaLogsDumpToMemory(NULL, small, &size, 0);
 	cudaGetLastError();
+	/* Whether the log fits in 8 bytes depends on its text. */
 	printf("small buffer: success or cudaErrorInvalidValue: %s, "
-	       "size fits: %s, terminated: %s\n",
+	       "terminated when it fits: %s\n",
 	       xct_yes(e == cudaSuccess || e == cudaErrorInvalidValue),
-	       xct_yes(size < sizeof(small)),
-	       xct_yes(e != cudaSuccess || strlen(small) == size));
+	       xct_yes(e != cudaSuccess || size >= 8 ||
+		       strlen(small) == size));
 	if (e == cudaErrorInvalidValue)
 		printf("small buffer refused: size 0: %s\n",
 		       xct_yes(size == 0));

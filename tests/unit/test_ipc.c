@@ -215,9 +215,115 @@ static void test_commands(void)
 		    "table");
 	before = xd_ipc_live();
 	xd_session_fini(&sa);
-	CHECK_MSG(xd_ipc_live() == before - 2 &&
+	/* Two of A's from here, two from test_pool_commands(). */
+	CHECK_MSG(xd_ipc_live() == before - 4 &&
 		  !xd_ipc_check(DOM_B, XD_IPC_MEM, h), "session end forgets",
 		  "live %u (was %u)", xd_ipc_live(), before);
+}
+
+/*
+ * Pool export: every refusal comes before CUDA.  There is no broker
+ * channel here (test_fd_broker tests the broker): a token import fails.
+ */
+static void test_pool_commands(void)
+{
+	struct xcuda_mem_pool_export_shareable_args ex;
+	struct xcuda_mem_pool_import_shareable_args im;
+	struct xcuda_mem_pool_import_pointer_args ip;
+	struct xcuda_mem_pool_export_pointer_args ep;
+	struct xcuda_mem_pool_create_args pc;
+	uint8_t h[XD_IPC_HANDLE];
+
+	memset(&ex, 0, sizeof(ex));
+	ex.pool = XCUDA_HANDLE_FIRST + 3;
+	ex.type = cudaMemHandleTypePosixFileDescriptor;
+	ex.out = (struct xcuda_extent){ 0, 64 };
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_EXPORT_SHAREABLE, &ex,
+		      sizeof(ex), 0, 0), cudaErrorInvalidValue,
+		 "pool export: unknown pool");
+	ex.out.len = 32;
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_EXPORT_SHAREABLE, &ex,
+		      sizeof(ex), 0, 0), cudaErrorInvalidValue,
+		 "pool export: short extent");
+	ex.out = (struct xcuda_extent){ ARENA - 32, 64 };
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_EXPORT_SHAREABLE, &ex,
+		      sizeof(ex), 0, 0), cudaErrorInvalidValue,
+		 "pool export: extent past the arena");
+	ex.out = (struct xcuda_extent){ 0, 64 };
+	ex.rsvd = 1;
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_EXPORT_SHAREABLE, &ex,
+		      sizeof(ex), 0, 0), cudaErrorInvalidValue,
+		 "pool export: reserved bits");
+	ex.rsvd = 0;
+	CHECK_EQ(call(&snone, XCUDA_OP_MEM_POOL_EXPORT_SHAREABLE,
+		      &ex, sizeof(ex), 0, 0), cudaErrorInvalidValue,
+		 "pool export: no domain, no export");
+
+	memset(&im, 0, sizeof(im));
+	im.type = cudaMemHandleTypePosixFileDescriptor;
+	handle_bytes(im.handle, 50);
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_IMPORT_SHAREABLE,
+		      &im, sizeof(im), 0, 0), cudaErrorInvalidValue,
+		 "pool import: no broker, no descriptor");
+	handle_bytes(h, 51);
+	REQUIRE_MSG(!xd_ipc_record(DOM_A, SESSION_A, XD_IPC_POOL_FABRIC, h),
+		    "record", "table");
+	im.type = cudaMemHandleTypeFabric;
+	memcpy(im.handle, h, sizeof(h));
+	CHECK_EQ(call(&sb, XCUDA_OP_MEM_POOL_IMPORT_SHAREABLE,
+		      &im, sizeof(im), 0, 0), cudaErrorInvalidValue,
+		 "pool import: a fabric handle of another domain");
+	CHECK_EQ(call(&snone, XCUDA_OP_MEM_POOL_IMPORT_SHAREABLE,
+		      &im, sizeof(im), 0, 0), cudaErrorInvalidValue,
+		 "pool import: no domain, no import");
+	im.handle[9] ^= 4;
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_IMPORT_SHAREABLE,
+		      &im, sizeof(im), 0, 0), cudaErrorInvalidValue,
+		 "pool import: an unrecorded fabric handle");
+	im.type = cudaMemHandleTypeWin32;
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_IMPORT_SHAREABLE,
+		      &im, sizeof(im), 0, 0), cudaErrorInvalidValue,
+		 "pool import: a Windows handle");
+
+	memset(&ep, 0, sizeof(ep));
+	ep.out = (struct xcuda_extent){ 0, 16 };
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_EXPORT_POINTER, &ep, sizeof(ep),
+		      0, 0), cudaErrorInvalidValue,
+		 "pointer export: short extent");
+	memset(&ip, 0, sizeof(ip));
+	ip.pool = XCUDA_HANDLE_FIRST + 3;
+	handle_bytes(h, 52);
+	REQUIRE_MSG(!xd_ipc_record(DOM_A, SESSION_A, XD_IPC_POOL_PTR, h),
+		    "record", "table");
+	memcpy(ip.data, h, sizeof(h));
+	CHECK_EQ(call(&sb, XCUDA_OP_MEM_POOL_IMPORT_POINTER, &ip, sizeof(ip),
+		      0, 0), cudaErrorInvalidValue,
+		 "pointer import: export data of another domain");
+	ip.rsvd = 1;
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_IMPORT_POINTER, &ip, sizeof(ip),
+		      0, 0), cudaErrorInvalidValue,
+		 "pointer import: reserved bits");
+	ip.rsvd = 0;
+	ip.data[1] ^= 1;
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_IMPORT_POINTER, &ip, sizeof(ip),
+		      0, 0), cudaErrorInvalidValue,
+		 "pointer import: unrecorded export data");
+	ip.data[1] ^= 1;
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_IMPORT_POINTER, &ip, sizeof(ip),
+		      0, 0), cudaErrorInvalidValue,
+		 "pointer import: a pool that is not the session's");
+
+	memset(&pc, 0, sizeof(pc));
+	pc.poolProps.allocType = cudaMemAllocationTypePinned;
+	pc.poolProps.location.type = cudaMemLocationTypeDevice;
+	pc.poolProps.handleTypes = cudaMemHandleTypeWin32;
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_CREATE, &pc, sizeof(pc), 0, 0),
+		 cudaErrorInvalidValue, "pool create: Windows handles");
+	pc.poolProps.handleTypes = cudaMemHandleTypePosixFileDescriptor;
+	pc.poolProps.win32SecurityAttributes = (void *)0x1000;
+	CHECK_EQ(call(&sa, XCUDA_OP_MEM_POOL_CREATE, &pc, sizeof(pc), 0, 0),
+		 cudaErrorInvalidValue,
+		 "pool create: a pointer into the guest");
 }
 
 /*
@@ -295,6 +401,7 @@ int main(void)
 	open_session(&sa, &chan_a, SESSION_A, DOM_A);
 	open_session(&sb, &chan_b, SESSION_B, DOM_B);
 	open_session(&snone, &chan_none, 0x3333cccc, 0);
+	test_pool_commands();
 	test_commands();
 	xd_session_fini(&sb);
 	xd_session_fini(&snone);

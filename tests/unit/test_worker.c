@@ -567,9 +567,10 @@ static void test_objects(void)
 
 	memset(&c, 0, sizeof(c));
 	c.poolProps.allocType = cudaMemAllocationTypePinned;
-	c.poolProps.handleTypes = cudaMemHandleTypePosixFileDescriptor;
+	c.poolProps.handleTypes = cudaMemHandleTypeWin32;
 	REQ(&req, XCUDA_OP_MEM_POOL_CREATE, c);
-	expect("exportable pool refused", &req, cudaErrorInvalidValue);
+	expect("a pool of Windows handles refused", &req,
+	       cudaErrorInvalidValue);
 	c.poolProps.handleTypes = cudaMemHandleTypeNone;
 	c.poolProps.win32SecurityAttributes = (void *)0x1234;
 	REQ(&req, XCUDA_OP_MEM_POOL_CREATE, c);

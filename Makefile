@@ -57,6 +57,20 @@ GUEST_OBJ  := $(call obj,$(GUEST_API) $(GUEST_INT))
 GUEST_SO   := $(B)/lib/libcudart.so.13
 GUEST_EXPORTS := guest-lib/exports/libcudart.so.13.syms
 
+# guest-lib/driver: xcuda's libcuda.so.1, the driver API, on the session
+# of our libcudart.so.13 (which it links, and whose internals it calls).
+GEN_DRIVER := $(GEN)/guest-lib/driver_entries.c
+DRIVER_SRC := $(wildcard guest-lib/driver/*.c) $(GEN_DRIVER)
+DRIVER_OBJ := $(call obj,$(DRIVER_SRC))
+DRIVER_SO  := $(B)/lib/libcuda.so.1
+DRIVER_EXPORTS := guest-lib/exports/libcuda.so.1.syms
+# Tables made from NVIDIA's headers (not from the call description).
+DRIVER_TABLES := $(B)/guest-lib/driver/gen/cu_errors.inc \
+		 $(B)/guest-lib/driver/gen/cu_procs.inc
+# The headers' unversioned names: the library defines each symbol itself.
+DRIVER_CPPFLAGS := -D__CUDA_API_VERSION_INTERNAL -Iguest-lib \
+		   -Iguest-lib/driver -I$(B)/guest-lib/driver/gen
+
 DAEMON_MAIN := dom0-daemon/xcudad.c
 DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c)) \
 	       $(GEN_DAEMON) $(COMMON_SRC)
@@ -69,7 +83,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 .PHONY: all deps deps-xen modules check check-xen check-gpu check-samples demo demo-xen bench \
 	clean docs check-docs
 
-all: $(GUEST_SO) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
+all: $(GUEST_SO) $(DRIVER_SO) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
 
 deps:
 	@tools/deps.sh
@@ -90,7 +104,8 @@ $(GEN_STAMP): $(SPEC) tools/gen-calls.py $(wildcard tools/gencalls/*.py) Makefil
 		--cuda-include $(CUDA_HOME)/include $(SPEC)
 # A recipe, even an empty one, makes make look at them again once the
 # stamp's recipe has run, so what includes them is rebuilt in one pass.
-$(GEN_HDRS) $(GEN_COMMON) $(GEN_GUEST) $(GEN_DAEMON) $(GEN)/docs/commands.md: \
+$(GEN_HDRS) $(GEN_COMMON) $(GEN_GUEST) $(GEN_DRIVER) $(GEN_DAEMON) \
+		$(GEN)/docs/commands.md: \
 		$(GEN_STAMP)
 	@:
 
@@ -98,12 +113,17 @@ $(GEN_HDRS) $(GEN_COMMON) $(GEN_GUEST) $(GEN_DAEMON) $(GEN)/docs/commands.md: \
 # The committed documents: make docs rewrites them, make check compares.
 STATUS_ARGS = --exports $(GUEST_EXPORTS) --impl $(B)/guest-lib/impl.syms \
 	      --local guest-lib/exports/local.txt \
-	      --unsupported guest-lib/exports/unsupported.txt $(SPEC)
-docs: $(GEN)/docs/commands.md $(B)/guest-lib/impl.syms
+	      --unsupported guest-lib/exports/unsupported.txt \
+	      --driver $(DRIVER_EXPORTS) $(B)/guest-lib/driver/impl.syms \
+	      guest-lib/exports/libcuda-local.txt \
+	      guest-lib/exports/libcuda-unsupported.txt $(SPEC)
+docs: $(GEN)/docs/commands.md $(B)/guest-lib/impl.syms \
+		$(B)/guest-lib/driver/impl.syms
 	cp $(GEN)/docs/commands.md docs/commands.md
 	$(PYTHON) tools/gen-calls.py status --out docs/STATUS.md $(STATUS_ARGS)
 
-check-docs: $(GEN)/docs/commands.md $(B)/guest-lib/impl.syms
+check-docs: $(GEN)/docs/commands.md $(B)/guest-lib/impl.syms \
+		$(B)/guest-lib/driver/impl.syms
 	@cmp -s $(GEN)/docs/commands.md docs/commands.md || \
 		{ echo "docs/commands.md is out of date: make docs" >&2; exit 1; }
 	$(PYTHON) tools/gen-calls.py status --check --out docs/STATUS.md \
@@ -122,16 +142,59 @@ $(GEN)/dom0-daemon/%.o: $(GEN)/dom0-daemon/%.c
 $(GEN)/common/%.o: $(GEN)/common/%.c
 	$(CC) $(CPPFLAGS) $(XCFLAGS) -c $< -o $@
 
+# The driver library: its objects see cuda.h's unversioned names.
+$(B)/guest-lib/driver/%.o: guest-lib/driver/%.c $(DRIVER_TABLES) | $(GEN_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(DRIVER_CPPFLAGS) $(XCFLAGS) -c $< -o $@
+$(GEN)/guest-lib/driver_entries.o: $(GEN_DRIVER)
+	$(CC) $(CPPFLAGS) $(DRIVER_CPPFLAGS) $(XCFLAGS) -c $< -o $@
+
+$(DRIVER_TABLES) &: tools/gen-driver-tables.sh
+	tools/gen-driver-tables.sh $(CUDA_HOME)/include \
+		$(B)/guest-lib/driver/gen
+
+$(B)/guest-lib/driver/impl.syms: $(DRIVER_OBJ)
+	@mkdir -p $(dir $@)
+	nm --defined-only -g $(DRIVER_OBJ) | awk 'NF==3 && $$2=="T" {print $$3}' \
+		| sort -u > $@
+
+$(B)/guest-lib/driver/gen/stubs.c $(B)/guest-lib/driver/gen/libcuda.map &: \
+		$(DRIVER_EXPORTS) $(B)/guest-lib/driver/impl.syms \
+		tools/gen-driver-stubs.sh
+	tools/gen-driver-stubs.sh $(DRIVER_EXPORTS) \
+		$(B)/guest-lib/driver/impl.syms \
+		$(B)/guest-lib/driver/gen/stubs.c \
+		$(B)/guest-lib/driver/gen/libcuda.map
+
+$(B)/guest-lib/driver/gen/stubs.o: $(B)/guest-lib/driver/gen/stubs.c
+	$(CC) -Iguest-lib/driver $(XCFLAGS) -c $< -o $@
+
+$(DRIVER_SO): $(DRIVER_OBJ) $(B)/guest-lib/driver/gen/stubs.o \
+		$(B)/guest-lib/driver/gen/libcuda.map $(GUEST_SO)
+	$(CC) -shared -pthread -Wl,-soname,libcuda.so.1 \
+		-Wl,--version-script,$(B)/guest-lib/driver/gen/libcuda.map \
+		-Wl,-z,defs -o $@ $(DRIVER_OBJ) $(B)/guest-lib/driver/gen/stubs.o \
+		-L$(B)/lib -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -ldl \
+		$(LDFLAGS)
+	ln -sf libcuda.so.1 $(B)/lib/libcuda.so
+
 # The stubs cover every export that no api_*.c defines.
 $(B)/guest-lib/impl.syms: $(GUEST_OBJ)
 	@mkdir -p $(dir $@)
 	nm --defined-only -g $(GUEST_OBJ) | awk 'NF==3 && $$2=="T" {print $$3}' \
 		| sort -u > $@
 
-$(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map: \
-		$(GUEST_EXPORTS) $(B)/guest-lib/impl.syms tools/gen-stubs.sh
+# The private node: the internals libcuda.so.1 calls, and only those.
+$(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map &: \
+		$(GUEST_EXPORTS) $(B)/guest-lib/impl.syms tools/gen-stubs.sh \
+		$(DRIVER_OBJ)
 	tools/gen-stubs.sh $(GUEST_EXPORTS) $(B)/guest-lib/impl.syms \
 		$(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map
+	{ printf '\n/* For libcuda.so.1 (guest-lib/driver) alone. */\n'; \
+	  printf 'XCUDA_PRIVATE_1 {\nglobal:\n'; \
+	  nm -u $(DRIVER_OBJ) | awk '$$2 ~ /^xc_/ {print "\t" $$2 ";"}' | \
+		sort -u; \
+	  printf '};\n'; } >> $(B)/guest-lib/gen/libcudart.map
 
 $(B)/guest-lib/gen/stubs.o: $(B)/guest-lib/gen/stubs.c
 	$(CC) $(CPPFLAGS) -Iguest-lib $(XCFLAGS) -c $< -o $@
@@ -141,7 +204,7 @@ $(GUEST_SO): $(GUEST_OBJ) $(B)/guest-lib/gen/stubs.o $(B)/guest-lib/gen/libcudar
 	$(CC) -shared -pthread -Wl,-soname,libcudart.so.13 \
 		-Wl,--version-script,$(B)/guest-lib/gen/libcudart.map \
 		-Wl,-z,defs -o $@ $(GUEST_OBJ) $(B)/guest-lib/gen/stubs.o \
-		$(LDFLAGS) -lrt
+		-Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -lrt -ldl
 	ln -sf libcudart.so.13 $(B)/lib/libcudart.so
 
 $(B)/libxcguest.a: $(call obj,$(GUEST_INT))

@@ -9,6 +9,8 @@
 #ifndef XCUDAD_OPS_H
 #define XCUDAD_OPS_H
 
+#include <cuda.h>
+
 #include "worker.h"
 #include "xcuda/worker_handlers.h"
 
@@ -69,6 +71,14 @@ int xd_dot_take(int fd, uint32_t room, uint8_t **buf, uint64_t *size);
  */
 int xd_ipc_export(struct xd_session *s, int kind, const void *h);
 int xd_ipc_may_open(struct xd_session *s, int kind, const void *h);
+/*
+ * The driver's function @name (its exported symbol) from libcuda.so.1,
+ * which xcudad never links; NULL without a driver (ops_driver.c).
+ */
+void *xd_drv_sym(const char *name);
+/* Unloads a module the driver API loaded, and frees its image. */
+void xd_drv_module_unload(CUmodule m);
+
 /* The size of the device allocation that starts at @p, 0 if unknown. */
 uint64_t xd_alloc_size(const void *p);
 

@@ -750,7 +750,7 @@ out:
  * loads kernels with cudaLibraryLoadData, so the runtime cannot map a
  * kernel node's function back to a host stub: the driver answers.
  */
-static void *xd_drv_sym(const char *name, int ver)
+static void *xd_drv_entry(const char *name, int ver)
 {
 	enum cudaDriverEntryPointQueryResult q;
 	void *p = NULL;
@@ -777,7 +777,7 @@ static const void *xd_kernel_of_function(struct xd_session *s, CUfunction fn)
 	if (!tried) {
 		tried = 1;
 		get = (PFN_cuKernelGetFunction_v12000)
-			xd_drv_sym("cuKernelGetFunction", 12000);
+			xd_drv_entry("cuKernelGetFunction", 12000);
 	}
 	if (!get || !fn)
 		return NULL;
@@ -808,7 +808,7 @@ static int xd_kernel_node_get(struct xd_session *s, cudaGraphNode_t n,
 	if (!tried) {
 		tried = 1;
 		get = (PFN_cuGraphKernelNodeGetParams_v12000)
-			xd_drv_sym("cuGraphKernelNodeGetParams", 12000);
+			xd_drv_entry("cuGraphKernelNodeGetParams", 12000);
 	}
 	if (!get)
 		return cudaGraphKernelNodeGetParams(n, kp);

@@ -60,6 +60,7 @@
 
 #include "xcuda/hash.h"
 #include "log.h"
+#include "common/image.h"
 #include "ops.h"
 
 struct xd_module {
@@ -165,6 +166,11 @@ int xd_op_module_data(struct xd_session *s,
 	if (xcuda_fnv1a64(0, image, a->total) != a->hash) {
 		free(image);
 		return cudaErrorInvalidValue;
+	}
+	/* CUDA reads as far as the image's headers say: within the copy. */
+	if (!xcuda_image_size(image, a->total + 1)) {
+		free(image);
+		return cudaErrorInvalidKernelImage;
 	}
 	err = xd_module_load(s, image, a->total, a->hash, &h);
 	if (!err)

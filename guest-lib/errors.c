@@ -116,6 +116,11 @@ cudaError_t xc_ret(cudaError_t err)
 	return err;
 }
 
+void xc_set_last_error(cudaError_t err)
+{
+	xc_last = err;
+}
+
 cudaError_t xc_last_error(int reset)
 {
 	cudaError_t err = xc_last;

@@ -28,6 +28,8 @@ const char *xc_error_string(int err);
 /* Records @err as the calling thread's last error unless it is success. */
 cudaError_t xc_ret(cudaError_t err);
 cudaError_t xc_last_error(int reset);
+/* Sets the thread's last error as it was (the driver API's runtime calls). */
+void xc_set_last_error(cudaError_t err);
 
 /* Logs once per @key (a static flag) to stderr unless XCUDA_QUIET=1. */
 void xc_warn_once(int *key, const char *fmt, ...)
@@ -86,6 +88,11 @@ struct xc_session {
  * xcudad cannot be reached (then every call answers *err).
  */
 struct xc_session *xc_session_get(cudaError_t *err);
+/*
+ * How many runtime calls this thread made (each binds its device's
+ * primary context, natively): the driver API compares two counts.
+ */
+unsigned int xc_runtime_called(void);
 /* The session if one is open; never opens one. */
 struct xc_session *xc_session_peek(void);
 
@@ -122,6 +129,17 @@ struct xc_xfer {
 cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 			    void *res, size_t res_len, struct xc_xfer *x,
 			    unsigned int n);
+/*
+ * The driver API's round trips (guest-lib/driver/): the call's own
+ * status as the worker answered it, a CUresult, with nothing recorded as
+ * the runtime's last error; a session that cannot be reached answers
+ * the runtime's code for it (xc_drv_result() maps it).
+ */
+int xc_drv_forward(uint16_t op, const void *args, size_t args_len,
+		   void *res, size_t res_len);
+int xc_drv_forward_xfer(uint16_t op, void *args, size_t args_len,
+			void *res, size_t res_len, struct xc_xfer *x,
+			unsigned int n);
 /* Bytes of @s with its NUL, 0 for NULL, UINT64_MAX if over @max. */
 uint64_t xc_strsize(const char *s, uint64_t max);
 /* Bytes of a buffer of @len, at most @max; 0 for NULL or len <= 0. */

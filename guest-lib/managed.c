@@ -295,7 +295,13 @@ static int xc_mg_accesses(const struct xcuda_request *req,
 	case XCUDA_OP_LAUNCH_COOPERATIVE:
 	case XCUDA_OP_LAUNCH_EX:
 	case XCUDA_OP_GRAPH_LAUNCH:
+	case XCUDA_OP_DRV_LAUNCH_KERNEL:
 	/* Array and 3D copies and memsets: any managed memory, to be safe. */
+	case XCUDA_OP_DRV_MEMSET_D8:
+	case XCUDA_OP_DRV_MEMSET_D16:
+	case XCUDA_OP_DRV_MEMSET_D32:
+	case XCUDA_OP_DRV_MEMSET_D8_ASYNC:
+	case XCUDA_OP_DRV_MEMSET_D32_ASYNC:
 	case XCUDA_OP_ARRAY_COPY:
 	case XCUDA_OP_MEMSET_3D:
 	case XCUDA_OP_MEMSET_3D_ASYNC:

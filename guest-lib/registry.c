@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/image.h"
 #include "guest.h"
 #include "xcuda/hash.h"
 
@@ -491,84 +492,10 @@ cudaError_t xc_var_resolve(struct xc_session *s, const void *host_var,
 
 /* ---- libraries the program loads itself (cudaLibrary_t) ---- */
 
-#define XC_ELF_MAGIC	0x464c457fu	/* "\x7fELF" */
-
-/* The parts of a 64-bit ELF header that give the file's extent. */
-struct xc_elf64 {
-	uint8_t ident[16];
-	uint16_t type, machine;
-	uint32_t version;
-	uint64_t entry, phoff, shoff;
-	uint32_t flags;
-	uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
-};
-
-struct xc_elf64_shdr {
-	uint32_t name, type;
-	uint64_t flags, addr, offset, size;
-	uint32_t link, info;
-	uint64_t addralign, entsize;
-};
-
-#define XC_SHT_NOBITS	8
-
-static uint64_t xc_max64(uint64_t a, uint64_t b)
-{
-	return a > b ? a : b;
-}
-
-/* The end of a cubin: its headers' tables and its sections'. */
-static uint64_t xc_elf_size(const uint8_t *p)
-{
-	struct xc_elf64 h;
-	struct xc_elf64_shdr sh;
-	uint64_t end, i;
-
-	memcpy(&h, p, sizeof(h));
-	if (h.ident[4] != 2 || h.shentsize != sizeof(sh) ||
-	    h.shoff > XCUDA_MAX_MODULE || h.phoff > XCUDA_MAX_MODULE)
-		return 0;
-	end = xc_max64(sizeof(h), h.shoff + (uint64_t)h.shnum * sizeof(sh));
-	end = xc_max64(end, h.phoff + (uint64_t)h.phnum * h.phentsize);
-	for (i = 0; i < h.shnum; i++) {
-		memcpy(&sh, p + h.shoff + i * sizeof(sh), sizeof(sh));
-		if (sh.type == XC_SHT_NOBITS)
-			continue;
-		if (sh.offset > XCUDA_MAX_MODULE || sh.size > XCUDA_MAX_MODULE)
-			return 0;
-		end = xc_max64(end, sh.offset + sh.size);
-	}
-	return end <= XCUDA_MAX_MODULE ? end : 0;
-}
-
-/*
- * The first four bytes of an image; 0 for text shorter than that, which
- * must not be read past its NUL.  No magic has a NUL byte.
- */
-static uint32_t xc_image_magic(const void *image)
-{
-	uint32_t magic = 0;
-
-	if (strnlen(image, sizeof(magic)) == sizeof(magic))
-		memcpy(&magic, image, sizeof(magic));
-	return magic;
-}
-
 uint64_t xc_image_size(const void *image)
 {
-	const struct xc_fatbin_header *h = image;
-	uint32_t magic = xc_image_magic(image);
-
-	if (magic == XC_FATBINC_MAGIC)
-		return 0;
-	if (magic == XC_FATBIN_MAGIC)
-		return h->header_size >= sizeof(*h) &&
-		       h->fat_size <= XCUDA_MAX_MODULE ?
-		       h->header_size + h->fat_size : 0;
-	if (magic == XC_ELF_MAGIC)
-		return xc_elf_size(image);
-	/* Anything else is PTX text, which CUDA reads up to its NUL. */
-	return strnlen(image, XCUDA_MAX_MODULE) + 1;
+	/* The program's memory: as far as the image says, within reason. */
+	return xcuda_image_size(image, XCUDA_MAX_MODULE + 1);
 }
 
 struct xc_module *xc_lib_new(const void *image, uint64_t size)
@@ -632,8 +559,11 @@ void xc_lib_drop(struct xc_module *m)
 const void *xc_image_unwrap(const void *image)
 {
 	const struct xc_fatbin_wrapper *w = image;
+	uint32_t magic = 0;
 
-	return xc_image_magic(image) == XC_FATBINC_MAGIC ? w->data : image;
+	if (strnlen(image, sizeof(magic)) == sizeof(magic))
+		memcpy(&magic, image, sizeof(magic));
+	return magic == XC_FATBINC_MAGIC ? w->data : image;
 }
 
 struct xc_func *xc_lib_kernel(struct xc_module *m, const char *name)

@@ -383,7 +383,7 @@ fail:
 	return err;
 }
 
-struct xc_session *xc_session_get(cudaError_t *err)
+static struct xc_session *xc_session_any(cudaError_t *err)
 {
 	struct xc_session *s = __atomic_load_n(&xc_sess, __ATOMIC_ACQUIRE);
 	static int atfork_done;
@@ -417,6 +417,24 @@ struct xc_session *xc_session_get(cudaError_t *err)
 	return s;
 }
 
+/*
+ * Threads that called the runtime: natively the runtime makes its
+ * device's primary context current on the thread, which the driver API
+ * then sees (guest-lib/driver).  The driver's own calls do not count.
+ */
+static __thread unsigned int xc_rt_called;
+
+unsigned int xc_runtime_called(void)
+{
+	return xc_rt_called;
+}
+
+struct xc_session *xc_session_get(cudaError_t *err)
+{
+	xc_rt_called++;
+	return xc_session_any(err);
+}
+
 struct xc_session *xc_session_peek(void)
 {
 	return __atomic_load_n(&xc_sess, __ATOMIC_ACQUIRE);
@@ -437,7 +455,9 @@ static int xc_sizes_ok(uint16_t op, size_t args_len, size_t res_len)
 static struct xc_session *xc_session_for(uint16_t op, size_t args_len,
 					 size_t res_len, cudaError_t *err)
 {
-	struct xc_session *s = xc_session_get(err);
+	struct xc_session *s = xcuda_call(op) &&
+			       (xcuda_call(op)->flags & XCUDA_CF_DRIVER) ?
+			       xc_session_any(err) : xc_session_get(err);
 
 	if (s && !xc_sizes_ok(op, args_len, res_len)) {
 		*err = cudaErrorUnknown;
@@ -512,9 +532,15 @@ uint64_t xc_arraysize(const void *p, long long count, size_t size,
 	return (uint64_t)count * size;
 }
 
-cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
-			    void *res, size_t res_len, struct xc_xfer *x,
-			    unsigned int n)
+/*
+ * The round trip of xc_forward_xfer() and xc_drv_forward_xfer(): @own
+ * answers the call's own status (the driver API's), else the runtime's
+ * (an error latched by an earlier posted call comes first).  Nothing is
+ * recorded as the thread's last error here.
+ */
+static cudaError_t xc_xfer_call(uint16_t op, void *args, size_t args_len,
+				void *res, size_t res_len, struct xc_xfer *x,
+				unsigned int n, int own)
 {
 	uint64_t off[XC_XFER_MAX], got;
 	void *bounce[XC_XFER_MAX] = { 0 }, *user[XC_XFER_MAX];
@@ -526,12 +552,12 @@ cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 
 	s = xc_session_for(op, args_len, res_len, &err);
 	if (!s)
-		return xc_ret(err);
+		return err;
 	if (n > XC_XFER_MAX)
-		return xc_ret(cudaErrorUnknown);
+		return cudaErrorUnknown;
 	for (i = 0; i < n; i++)
 		if (x[i].len == UINT64_MAX || x[i].len > UINT32_MAX)
-			return xc_ret(cudaErrorInvalidValue);
+			return cudaErrorInvalidValue;
 	/*
 	 * Managed memory may fault, which must not happen under the lock
 	 * (managed.c): such a buffer goes through a private copy.
@@ -569,7 +595,8 @@ cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
 			memset(xc_arena_ptr(s, off[i]), 0, x[i].len);
 	}
 	xc_req_fill(&req, op, args, args_len);
-	err = xc_call_locked(s, &req, res, res_len);
+	err = own ? xc_round_trip_locked(s, &req, res, res_len) :
+		    xc_call_locked(s, &req, res, res_len);
 	/* Outputs are the worker's only if it answered. */
 	for (i = 0; !s->dead && i < n; i++)
 		if (off[i] != UINT64_MAX && (x[i].dir & XC_XFER_OUT) &&
@@ -591,7 +618,38 @@ unbounce:
 		x[i].ptr = user[i];
 		free(bounce[i]);
 	}
-	return xc_ret(err);
+	return err;
+}
+
+cudaError_t xc_forward_xfer(uint16_t op, void *args, size_t args_len,
+			    void *res, size_t res_len, struct xc_xfer *x,
+			    unsigned int n)
+{
+	return xc_ret(xc_xfer_call(op, args, args_len, res, res_len, x, n, 0));
+}
+
+int xc_drv_forward_xfer(uint16_t op, void *args, size_t args_len,
+			void *res, size_t res_len, struct xc_xfer *x,
+			unsigned int n)
+{
+	return xc_xfer_call(op, args, args_len, res, res_len, x, n, 1);
+}
+
+int xc_drv_forward(uint16_t op, const void *args, size_t args_len,
+		   void *res, size_t res_len)
+{
+	struct xcuda_request req;
+	struct xc_session *s;
+	cudaError_t err;
+
+	s = xc_session_for(op, args_len, res_len, &err);
+	if (!s)
+		return err;
+	xc_req_fill(&req, op, args, args_len);
+	pthread_mutex_lock(&s->lock);
+	err = xc_round_trip_locked(s, &req, res, res_len);
+	pthread_mutex_unlock(&s->lock);
+	return err;
 }
 
 void xc_poll_latched(void)

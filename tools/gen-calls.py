@@ -13,6 +13,7 @@
   common/calls_table.c         the call table (both ends link it)
   include/xcuda/guest_calls.h  typed request builders and round trips
   guest-lib/entries.c          the guest entry points of generated calls
+  guest-lib/driver_entries.c   the same for the driver API (libcuda.so.1)
   include/xcuda/worker_handlers.h  typed prototypes of the hand-written
                                handlers
   dom0-daemon/dispatch.c       the worker's dispatch, validation of extents
@@ -116,6 +117,9 @@ def main(argv):
     ap.add_argument('--impl')
     ap.add_argument('--local')
     ap.add_argument('--unsupported')
+    ap.add_argument('--driver', nargs=4,
+                    metavar=('EXPORTS', 'IMPL', 'LOCAL', 'UNSUPPORTED'),
+                    help='the same lists of libcuda.so.1')
     ap.add_argument('--check', action='store_true')
     a = ap.parse_args(argv)
     inc = a.cuda_include or [os.path.join(
@@ -136,6 +140,7 @@ def main(argv):
                 'common/calls_table.c': emit_table_c(spec, src),
                 'include/xcuda/guest_calls.h': emit_guest_h(spec, src),
                 'guest-lib/entries.c': emit_guest_c(spec, src),
+                'guest-lib/driver_entries.c': emit_guest_c(spec, src, True),
                 'include/xcuda/worker_handlers.h': emit_handlers_h(spec, src),
                 'dom0-daemon/dispatch.c': emit_dispatch_c(spec, src),
             }
@@ -153,7 +158,7 @@ def main(argv):
             if not (a.exports and a.impl and a.local):
                 fail('status needs --exports, --impl and --local')
             text = emit_status(spec, a.exports, a.impl, a.local,
-                               a.unsupported)
+                               a.unsupported, a.driver)
         return 0 if write(a.out, text, a.check) else 1
     except SpecError as e:
         sys.stderr.write('%s: %s\n' % (ME, e))

@@ -202,6 +202,7 @@ run() {
 	esac
 }
 
+native_libcuda=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 / {print $NF; exit}')
 pass=0 fail=0 skip=0
 summary=$RESULTS/summary.txt
 : >"$summary"
@@ -209,6 +210,15 @@ for name in "${programs[@]}"; do
 	rm -f "$RESULTS/$name".{native,xcuda}.{out,err} "$RESULTS/$name.diff"
 	if [[ " ${XCUDA_SKIP:-} " == *" $name "* ]]; then
 		echo "SKIP $name (XCUDA_SKIP)" | tee -a "$summary"
+		skip=$((skip + 1))
+		continue
+	fi
+	# A driver API program runs natively only where the driver is.
+	if [ -z "$native_libcuda" ] &&
+		objdump -p "$BIN/$name" 2>/dev/null |
+		grep -q 'NEEDED *libcuda\.so\.1'; then
+		echo "SKIP $name (the native run needs the NVIDIA driver's" \
+			"libcuda.so.1, which this host lacks)" | tee -a "$summary"
 		skip=$((skip + 1))
 		continue
 	fi

@@ -89,15 +89,33 @@ else
 	pass exports-list
 fi
 
-# (a) Our library exports exactly the list, each name under its node.
+# (a) Our library exports exactly the list, each name under its node,
+# besides the private node that xcuda's libcuda.so.1 alone uses.
 if [ ! -f "$ours" ]; then
 	fail exports-build "$ours not found"
-elif ! "$dump" --print "$ours" > "$tmp/ours" 2> "$tmp/err"; then
+elif ! "$dump" --print "$ours" > "$tmp/all" 2> "$tmp/err"; then
 	fail exports-build "cannot read its symbols: $(head -n 1 "$tmp/err")"
-elif ! cmp -s "$list" "$tmp/ours"; then
+elif ! grep -v ' XCUDA_PRIVATE_1$' "$tmp/all" > "$tmp/ours" ||
+	! cmp -s "$list" "$tmp/ours"; then
 	fail exports-build "$(explain "$list" "$tmp/ours")"
 else
 	pass exports-build
+fi
+
+# (a') The private node holds what libcuda.so.1 imports, no more.
+drv=${ours%/*}/libcuda.so.1
+if [ -f "$ours" ] && [ -f "$drv" ]; then
+	grep ' XCUDA_PRIVATE_1$' "$tmp/all" | awk '{print $1}' > "$tmp/priv"
+	LC_ALL=C nm -D --undefined-only "$drv" |
+		awk '$2 ~ /^xc_/ {sub(/@.*/, "", $2); print $2}' |
+		LC_ALL=C sort -u > "$tmp/used"
+	if cmp -s "$tmp/priv" "$tmp/used" && [ -s "$tmp/used" ]; then
+		pass private-node
+	else
+		fail private-node "XCUDA_PRIVATE_1 is not what libcuda.so.1" \
+			"imports: $(diff "$tmp/priv" "$tmp/used" | grep '^[<>]' |
+			head -n 3 | tr '\n' ' ')"
+	fi
 fi
 
 if [ -f "$ours" ]; then

@@ -13,6 +13,10 @@ GUEST_H = ("Typed requests: each command's builder takes only its own "
 GUEST_C = ('The guest entry points of the calls that the description '
            '(spec/) marks as generated: each marshals its arguments, makes '
            'the call over the session and unmarshals its results.')
+GUEST_DRV_C = ('The guest entry points of the driver API calls that the '
+               'description (spec/) marks as generated, for libcuda.so.1: '
+               'each marshals its arguments, makes the call over the '
+               "runtime's session and answers the worker's CUresult.")
 
 
 def emit_guest_h(spec, src):
@@ -30,12 +34,14 @@ def emit_guest_h(spec, src):
         if c.args:
             o.append('\tmemcpy(req->args, a, sizeof(*a));')
         o += ['}', '']
-        # Round trip.
-        o.append('static inline cudaError_t xc_call_%s(%s)' %
-                 (c.lc, ', '.join(ps) if ps else 'void'))
+        # Round trip: the driver's answers its own status, a CUresult.
+        o.append('static inline %s xc_call_%s(%s)' %
+                 ('int' if c.driver else 'cudaError_t', c.lc,
+                  ', '.join(ps) if ps else 'void'))
         o += ['{',
-              '\treturn xc_forward(XCUDA_OP_%s, %s, %s, %s, %s);' %
-              (c.name, a, asz, 'r' if c.res else 'NULL',
+              '\treturn %s(XCUDA_OP_%s, %s, %s, %s, %s);' %
+              ('xc_drv_forward' if c.driver else 'xc_forward',
+               c.name, a, asz, 'r' if c.res else 'NULL',
                'sizeof(*r)' if c.res else '0'),
               '}', '']
         if 'postable' in c.flags:
@@ -47,8 +53,33 @@ def emit_guest_h(spec, src):
     return '\n'.join(o)
 
 
+class Flavour:
+    """How an entry point answers: the runtime's cudaError_t, recorded as
+    the thread's last error, or the driver's CUresult."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.type = 'CUresult' if driver else 'cudaError_t'
+        self.inval = 'CUDA_ERROR_INVALID_VALUE' if driver else \
+            'cudaErrorInvalidValue'
+        self.handle = 'CUDA_ERROR_INVALID_HANDLE' if driver else \
+            'cudaErrorInvalidResourceHandle'
+        self.unknown = 'CUDA_ERROR_UNKNOWN' if driver else 'cudaErrorUnknown'
+        self.ok = 'CUDA_SUCCESS' if driver else 'cudaSuccess'
+        self.xfer = 'xc_drv_forward_xfer' if driver else 'xc_forward_xfer'
+
+    def fail(self, what):
+        """A failure the entry point answers itself."""
+        return what if self.driver else 'xc_ret(%s)' % what
+
+    def status(self, what):
+        """What a round trip answered, as the entry point answers it."""
+        return 'xc_drv_result(%s)' % what if self.driver else what
+
+
 def guest_body(c):
     """The body shared by a generated call's entry points."""
+    fl = Flavour(c.driver)
     b = []
     decls = []
     if c.args:
@@ -58,8 +89,12 @@ def guest_body(c):
     xfers = [p for p in c.params if p.kind in ARENA_KINDS]
     if xfers:
         decls.append('\tstruct xc_xfer x[%d];' % len(xfers))
-    decls.append('\tcudaError_t err;')
+    decls.append('\t%s err;' % ('int' if c.driver else 'cudaError_t'))
     b += decls + ['']
+    if c.driver:
+        # cuInit first; most calls need a current context too.
+        b += ['\terr = xc_drv_enter(%d);' % ('cuda' in c.flags),
+              '\tif (err)', '\t\treturn (CUresult)err;']
     if c.args:
         b.append('\tmemset(&a, 0, sizeof(a));')
     # Pointers CUDA must be given.
@@ -67,7 +102,7 @@ def guest_body(c):
         if (p.kind in ('inline', 'object', 'string', 'newhandle', 'sized') or
                 p.kind == 'devptr' and p.dir == 'out') and not p.nullable:
             b += ['\tif (!%s)' % p.name,
-                  '\t\treturn xc_ret(cudaErrorInvalidValue);']
+                  '\t\treturn %s;' % fl.fail(fl.inval)]
     for p in c.params:
         f = p.name
         if p.kind in ('scalar', 'value'):
@@ -80,21 +115,21 @@ def guest_body(c):
         elif p.kind == 'stream':
             b += ['\tif (xc_stream_handle(%s, per_thread, &a.%s))' %
                   (p.name, f),
-                  '\t\treturn xc_ret(cudaErrorInvalidResourceHandle);']
+                  '\t\treturn %s;' % fl.fail(fl.handle)]
         elif p.kind == 'event':
             b += ['\tif (xc_event_handle(%s, &a.%s))' % (p.name, f),
-                  '\t\treturn xc_ret(cudaErrorInvalidResourceHandle);']
+                  '\t\treturn %s;' % fl.fail(fl.handle)]
         elif p.kind == 'func':
             b += ['\terr = xc_func_handle(%s, &a.%s, %s);' %
                   (p.name, f, p.unknown),
-                  '\tif (err)', '\t\treturn xc_ret(err);']
+                  '\tif (err)', '\t\treturn %s;' % fl.fail('err')]
         elif p.kind == 'handle':
             # CUDA tells a missing object from an unknown one.
             if not p.nullable:
                 b += ['\tif (!%s)' % p.name,
-                      '\t\treturn xc_ret(cudaErrorInvalidValue);']
+                      '\t\treturn %s;' % fl.fail(fl.inval)]
             b += ['\tif (xc_handle_in(%s, &a.%s))' % (p.name, f),
-                  '\t\treturn xc_ret(cudaErrorInvalidResourceHandle);']
+                  '\t\treturn %s;' % fl.fail(fl.handle)]
         elif p.kind in ('inline', 'sized') and p.dir == 'in':
             b.append('\tmemcpy(&a.%s, %s, sizeof(a.%s));' % (f, p.name, f))
     for i, p in enumerate(xfers):
@@ -119,8 +154,8 @@ def guest_body(c):
               '\tx[%d].dir = %s;' % (i, d),
               '\tx[%d].ext = &a.%s;' % (i, p.name)]
     if xfers:
-        b.append('\terr = xc_forward_xfer(XCUDA_OP_%s, &a, sizeof(a), %s, '
-                 '%s, x, %d);' % (c.name, '&r' if c.res else 'NULL',
+        b.append('\terr = %s(XCUDA_OP_%s, &a, sizeof(a), %s, '
+                 '%s, x, %d);' % (fl.xfer, c.name, '&r' if c.res else 'NULL',
                                   'sizeof(r)' if c.res else '0',
                                   len(xfers)))
     elif 'postable' in c.flags:
@@ -132,12 +167,12 @@ def guest_body(c):
     outs = [p for p in c.params if p.kind in ('inline', 'sized', 'devptr')
             and p.dir == 'out' or p.kind == 'newhandle']
     if outs:
-        b += ['\tif (err)', '\t\treturn err;']
+        b += ['\tif (err)', '\t\treturn %s;' % fl.status('err')]
         for p in outs:
             if p.kind == 'newhandle' and not p.handle.value:
                 # What the peer calls a handle must look like one.
                 b += ['\tif (r.%s < XCUDA_HANDLE_FIRST)' % p.name,
-                      '\t\treturn xc_ret(cudaErrorUnknown);']
+                      '\t\treturn %s;' % fl.fail(fl.unknown)]
         for p in outs:
             pt = re.sub(r'^const\s+', '', p.canon.pointee.spelling)
             if p.kind == 'newhandle' and p.handle.value:
@@ -149,6 +184,8 @@ def guest_body(c):
             elif p.kind == 'sized':
                 set_ = '\tmemcpy(%s, &r.%s, sizeof(r.%s));' % (
                     p.name, p.name, p.name)
+            elif p.kind == 'devptr' and p.canon.pointee.kind == 'int':
+                set_ = '\t*%s = r.%s;' % (p.name, p.name)
             elif p.kind == 'devptr':
                 set_ = '\t*%s = (void *)(uintptr_t)r.%s;' % (p.name, p.name)
             elif p.canon.pointee.record:
@@ -160,41 +197,45 @@ def guest_body(c):
                 b += ['\tif (%s)' % p.name, '\t' + set_]
             else:
                 b.append(set_)
-        b.append('\treturn cudaSuccess;')
+        b.append('\treturn %s;' % fl.ok)
     else:
-        b.append('\treturn err;')
+        b.append('\treturn %s;' % fl.status('err'))
     return b
 
 
-def emit_guest_c(spec, src):
-    o = preamble(src, GUEST_C, system=('stdint.h', 'string.h'),
-                 cuda=spec.headers, local=('guest.h',))
+def emit_guest_c(spec, src, driver=False):
+    """The generated entry points of the runtime's calls (libcudart), or
+    with @driver of the driver's (libcuda)."""
+    fl = Flavour(driver)
+    o = preamble(src, GUEST_DRV_C if driver else GUEST_C,
+                 system=('stdint.h', 'string.h'), cuda=spec.headers,
+                 local=('driver.h' if driver else 'guest.h',))
     for c in spec.calls:
-        if not c.guest_generated:
+        if not c.guest_generated or c.driver != driver:
             continue
         params = c.params
         uses_pt = any(p.kind == 'stream' for p in params)
         plist = [c_decl(p.ctype, p.name) for p in params]
         if uses_pt:
             plist.append('int per_thread')
-        o.append('static cudaError_t xc_gen_%s(%s)' %
-                 (c.lc, ', '.join(plist) if plist else 'void'))
+        o.append('static %s xc_gen_%s(%s)' %
+                 (fl.type, c.lc, ', '.join(plist) if plist else 'void'))
         o.append('{')
         o += guest_body(c)
         o += ['}', '']
         for e in c.entries:
             if e != c.entries[0]:
                 # The headers may hide variants' prototypes.
-                o.append('cudaError_t %s(%s);' % (e, ', '.join(
+                o.append('%s %s(%s);' % (fl.type, e, ', '.join(
                     c_decl(p.ctype, p.name) for p in params) or 'void'))
-            o.append('cudaError_t %s(%s)' %
-                     (e, ', '.join(c_decl(p.ctype, p.name) for p in params)
-                      or 'void'))
+            o.append('%s %s(%s)' %
+                     (fl.type, e, ', '.join(c_decl(p.ctype, p.name)
+                                            for p in params) or 'void'))
             call_args = [p.name for p in params]
             if uses_pt:
                 call_args.append('1' if e.endswith(PER_THREAD_SUFFIXES)
                                  else '0')
             o += ['{', '\treturn xc_gen_%s(%s);' % (c.lc,
-                                                    ', '.join(call_args)),
+                                                     ', '.join(call_args)),
                   '}', '']
     return '\n'.join(o)

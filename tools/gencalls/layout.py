@@ -68,6 +68,13 @@ def classify(call, p, handles):
     if 'destroy' in p.words or 'borrowed' in p.words:
         fail('%s: %s is no handle (declare its type with "handle")' %
              (where, p.name))
+    if 'devptr' in p.words and ct.kind == 'int' and ct.size == 8:
+        # CUdeviceptr: the driver's device address is an integer.
+        if p.words - {'in', 'devptr'}:
+            fail('%s: %s is passed by value: only "in" applies' %
+                 (where, p.name))
+        p.kind, p.dir = 'devptr', 'in'
+        return
     if ct.kind != 'pointer':
         if p.words - {'in'}:
             fail('%s: %s is passed by value: only "in" applies' %
@@ -75,10 +82,11 @@ def classify(call, p, handles):
         # A structure by value (cudaExtent) travels as it is.
         p.kind = 'value' if ct.record else 'scalar'
         return
-    if p.ctype in ('cudaStream_t', 'cudaEvent_t'):
+    if p.ctype in ('cudaStream_t', 'cudaEvent_t', 'CUstream', 'CUevent'):
         if p.words - {'in'}:
             fail('%s: %s is a handle' % (where, p.name))
-        p.kind = 'stream' if p.ctype == 'cudaStream_t' else 'event'
+        p.kind = 'stream' if p.ctype in ('cudaStream_t', 'CUstream') \
+            else 'event'
         return
     if 'func' in p.words:
         p.kind = 'func'
@@ -89,8 +97,10 @@ def classify(call, p, handles):
         # void *p: a device address in; void **p with "out": one out.
         p.kind = 'devptr'
         p.dir = 'out' if 'out' in dirs else 'in'
-        if p.dir == 'out' and ct.pointee.kind != 'pointer':
-            fail('%s: %s: an out devptr is a void **' % (where, p.name))
+        if p.dir == 'out' and ct.pointee.kind != 'pointer' and not (
+                ct.pointee.kind == 'int' and ct.pointee.size == 8):
+            fail('%s: %s: an out devptr is a void ** or a CUdeviceptr *' %
+                 (where, p.name))
         return
     pt = ct.pointee
     if 'string' in p.words:
@@ -180,9 +190,11 @@ def resolve(call, protos, headers, handles):
         fail('%s: %s is not declared in %s' % (call.where, first,
                                                ', '.join(headers)))
     ret, params = protos[first]
-    if ret != 'cudaError_t':
-        fail('%s: %s returns %s; generated calls return cudaError_t' %
-             (call.where, first, ret))
+    want = 'CUresult' if call.driver else 'cudaError_t'
+    if ret != want:
+        fail('%s: %s returns %s; generated %s calls return %s' %
+             (call.where, first, ret, 'driver' if call.driver else
+              'runtime', want))
     for e in call.entries[1:]:
         v = variant_proto(protos, e)
         if v is None or v[0] != ret or \

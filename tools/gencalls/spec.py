@@ -13,7 +13,7 @@ def fail(msg):
     raise SpecError(msg)
 
 
-CALL_FLAGS = ('cuda', 'postable', 'varargs')
+CALL_FLAGS = ('cuda', 'postable', 'varargs', 'driver')
 
 
 IMPLS = ('generated', 'hand', 'guest', 'worker')
@@ -120,6 +120,11 @@ class Call:
         self.res = []
         self.params = []
         self.spec_file = ''
+
+    @property
+    def driver(self):
+        # A driver API call (libcuda.so.1): CUresult, the call's own status.
+        return 'driver' in self.flags
 
     @property
     def lc(self):
@@ -368,5 +373,11 @@ def check_spec(spec):
                 fail('%s: "param" annotates prototypes; this call gives '
                      'its layout' % c.where)
             document_fields(c)
+        if c.driver and any(not e.startswith('cu') or e.startswith('cuda')
+                            for e in c.entries + c.aliases):
+            fail('%s: a driver call\'s entries are cu* functions' % c.where)
+        if c.driver and 'postable' in c.flags:
+            fail('%s: driver calls answer their own status: not postable' %
+                 c.where)
         if 'varargs' in c.flags and c.from_prototype:
             fail('%s: only explicit layouts may be varargs' % c.where)

@@ -38,6 +38,10 @@ def emit_objects(spec):
         o.append('\t(void)s;')
     for k in kinds:
         t = '&s->objects[%s]' % k.enum
+        if k.destroy == 'none':
+            # Objects of another's: they go with it.
+            o.append('\txd_htab_free(%s);' % t)
+            continue
         o += ['\tfor (h = 0; (h = xd_htab_next(%s, h));) {' % t,
               '\t\te = xd_htab_get(%s, h);' % t,
               '\t\tif (!e->borrowed)',
@@ -106,6 +110,9 @@ def worker_body(c):
             d.append('\t%s %s = NULL;' % (p.ctype, p.name))
         elif p.kind == 'newhandle':
             d.append('\t%s %s = NULL;' % (p.handle.ctype, p.name))
+        elif p.kind == 'devptr' and p.dir == 'out' and \
+                p.canon.pointee.kind == 'int':
+            d.append('\t%s %s = 0;' % (p.ctype.rstrip(' *'), p.name))
         elif p.kind == 'devptr' and p.dir == 'out':
             d.append('\tvoid *%s = NULL;' % p.name)
         elif p.kind == 'sized':
@@ -115,6 +122,10 @@ def worker_body(c):
                                      not p.canon.pointee.const):
             pt = re.sub(r'^const\s+', '', p.canon.pointee.spelling)
             d.append('\t%s %s;' % (pt, p.name))
+    if c.driver:
+        # The driver is looked up, never linked: xcudad runs without it.
+        d += ['\tstatic void *sym;',
+              '\t__typeof__(&%s) fn;' % c.entries[0]]
     d.append('\tint err = 0;')
     b += d + ['']
     b += ['\t(void)s;', '\t(void)call;']
@@ -215,7 +226,15 @@ def worker_body(c):
                          else '(%s)&a->%s' % (p.ctype, p.name))
         elif p.kind == 'inline':
             cargs.append('&%s' % p.name)
-    b.append('\terr = %s(%s);' % (c.entries[0], ', '.join(cargs)))
+    if c.driver:
+        e = c.entries[0]
+        b += ['\tif (!sym)', '\t\tsym = xd_drv_sym("%s");' % e,
+              '\tif (!sym) {', '\t\terr = CUDA_ERROR_NOT_INITIALIZED;',
+              '\t\tgoto out;', '\t}',
+              '\tfn = (__typeof__(&%s))sym;' % e,
+              '\terr = fn(%s);' % ', '.join(cargs)]
+    else:
+        b.append('\terr = %s(%s);' % (c.entries[0], ', '.join(cargs)))
     outs = [p for p in c.params if p.kind == 'inline' and p.dir == 'out']
     arena_out = [p for p in c.params
                  if p.kind in ('object', 'array') and p.dir != 'in']
@@ -258,7 +277,7 @@ def worker_body(c):
         b += ['\terr = xd_object_add(&s->objects[%s], %s, s->device, %d, '
               '&r->%s);' % (p.handle.enum, p.name,
                             'borrowed' in p.words, p.name)]
-        if 'borrowed' not in p.words:
+        if 'borrowed' not in p.words and p.handle.destroy != 'none':
             b += ['\tif (err)', '\t\t%s(%s);' % (p.handle.destroy, p.name)]
     for p in sized:
         b.append('\tr->%s = %s%s;' % (

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The driver API's commands (spec/cuda-driver.calls) that need more than
+ * the description: init, modules, functions and their parameter layout,
+ * launches and error strings.  xcudad never links the driver: it starts,
+ * and serves the runtime, on a host without one.  The driver's functions
+ * are looked up in libcuda.so.1, which the runtime has loaded already on
+ * a host that has it.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include "common/image.h"
+#include "log.h"
+#include "ops.h"
+
+static void *xd_drv_lib;
+static pthread_once_t xd_drv_once = PTHREAD_ONCE_INIT;
+
+static void xd_drv_open(void)
+{
+	xd_drv_lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!xd_drv_lib)
+		xd_log(XD_LOG_INFO, "no CUDA driver: %s", dlerror());
+}
+
+void *xd_drv_sym(const char *name)
+{
+	pthread_once(&xd_drv_once, xd_drv_open);
+	return xd_drv_lib ? dlsym(xd_drv_lib, name) : NULL;
+}
+
+/* A driver function by its symbol, typed as the header declares it. */
+#define XD_DRV(fn) ((__typeof__(&fn))xd_drv_sym(#fn))
+
+/*
+ * The images of loaded modules: the driver may read one until its module
+ * is unloaded (lazy loading).  A worker serves one session.
+ */
+struct xd_drv_image {
+	CUmodule m;
+	uint8_t *image;
+	struct xd_drv_image *next;
+};
+
+static struct xd_drv_image *xd_images;
+
+static int xd_image_keep(CUmodule m, uint8_t *image)
+{
+	struct xd_drv_image *i = malloc(sizeof(*i));
+
+	if (!i)
+		return -1;
+	i->m = m;
+	i->image = image;
+	i->next = xd_images;
+	xd_images = i;
+	return 0;
+}
+
+static void xd_image_drop(CUmodule m)
+{
+	struct xd_drv_image **pp, *i;
+
+	for (pp = &xd_images; (i = *pp); pp = &i->next)
+		if (i->m == m) {
+			*pp = i->next;
+			free(i->image);
+			free(i);
+			return;
+		}
+}
+
+void xd_drv_module_unload(CUmodule m)
+{
+	__typeof__(&cuModuleUnload) unload = XD_DRV(cuModuleUnload);
+
+	if (unload)
+		unload(m);
+	xd_image_drop(m);
+}
+
+int xd_op_drv_init(struct xd_session *s, const struct xcuda_drv_init_args *a,
+		   struct xcuda_drv_init_res *r, struct xd_call *call)
+{
+	__typeof__(&cuInit) init = XD_DRV(cuInit);
+	__typeof__(&cuDeviceGetCount) count = XD_DRV(cuDeviceGetCount);
+	__typeof__(&cuDriverGetVersion) version = XD_DRV(cuDriverGetVersion);
+	int n = 0, v = 0, err;
+
+	(void)s;
+	(void)call;
+	if (a->rsvd)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* A driver that finds no device answers so: so does no driver. */
+	if (!init || !count || !version)
+		return CUDA_ERROR_NO_DEVICE;
+	err = init(a->flags);
+	if (!err)
+		err = count(&n);
+	if (!err)
+		err = version(&v);
+	r->count = n;
+	r->version = v;
+	return err;
+}
+
+int xd_op_drv_module_load_data(struct xd_session *s,
+			       const struct xcuda_drv_module_load_data_args *a,
+			       struct xcuda_drv_module_load_data_res *r,
+			       struct xd_call *call)
+{
+	__typeof__(&cuModuleLoadData) load = XD_DRV(cuModuleLoadData);
+	CUmodule m = NULL;
+	uint8_t *image;
+	int err;
+
+	(void)call;
+	if (a->rsvd || !a->image.len || a->image.len > XCUDA_MAX_MODULE)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* One more byte, a NUL: PTX text is read up to one. */
+	image = malloc((size_t)a->image.len + 1);
+	if (!image)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(image, s->chan->arena + a->image.off, a->image.len);
+	image[a->image.len] = 0;
+	/*
+	 * The driver reads as far as the image's own headers say: they
+	 * must stay within the copy (PTX within it and its NUL).
+	 */
+	err = xcuda_image_size(image, (uint64_t)a->image.len + 1) ? 0 :
+	      CUDA_ERROR_INVALID_IMAGE;
+	if (!err && !load)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	if (err) {
+		free(image);
+		return err;
+	}
+	err = load(&m, image);
+	if (err) {
+		free(image);
+		return err;
+	}
+	if (xd_image_keep(m, image)) {
+		free(image);
+		xd_drv_module_unload(m);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	err = xd_object_add(&s->objects[XD_H_CUMODULE], m, s->device, 0,
+			    &r->module);
+	if (err) {
+		xd_drv_module_unload(m);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return 0;
+}
+
+int xd_op_drv_module_unload(struct xd_session *s,
+			    const struct xcuda_drv_module_unload_args *a,
+			    struct xd_call *call)
+{
+	__typeof__(&cuModuleUnload) unload = XD_DRV(cuModuleUnload);
+	__typeof__(&cuFuncGetModule) owner = XD_DRV(cuFuncGetModule);
+	struct xd_htab *funcs = &s->objects[XD_H_CUFUNC];
+	CUmodule m, fm;
+	uint32_t h;
+	int err;
+
+	(void)call;
+	m = xd_object_get(&s->objects[XD_H_CUMODULE], a->hmod);
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!unload || !owner)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	/* Its functions' handles go first, while the driver knows them. */
+	for (h = 0; (h = xd_htab_next(funcs, h));)
+		if (!owner(&fm, xd_htab_get(funcs, h)->ptr) && fm == m)
+			xd_htab_del(funcs, h);
+	err = unload(m);
+	if (err)
+		return err;
+	xd_image_drop(m);
+	xd_htab_del(&s->objects[XD_H_CUMODULE], a->hmod);
+	return 0;
+}
+
+int xd_op_drv_module_get_function(
+	struct xd_session *s,
+	const struct xcuda_drv_module_get_function_args *a,
+	struct xcuda_drv_module_get_function_res *r, struct xd_call *call)
+{
+	__typeof__(&cuModuleGetFunction) get = XD_DRV(cuModuleGetFunction);
+	__typeof__(&cuFuncGetParamInfo) info = XD_DRV(cuFuncGetParamInfo);
+	uint32_t *layout = NULL;
+	size_t off, size, i;
+	CUfunction f = NULL;
+	char *name;
+	CUmodule m;
+	int err;
+
+	(void)call;
+	if (a->rsvd || a->params.len % 8)
+		return CUDA_ERROR_INVALID_VALUE;
+	m = xd_object_get(&s->objects[XD_H_CUMODULE], a->module);
+	if (!m)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!get || !info)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	name = (char *)xd_arena_copy(s, &a->name, XCUDA_NAME_MAX);
+	if (!name || !memchr(name, 0, a->name.len)) {
+		free(name);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	err = get(&f, m, name);
+	free(name);
+	if (err)
+		return err;
+	layout = calloc(1, a->params.len ? a->params.len : 8);
+	if (!layout)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* The driver answers CUDA_ERROR_INVALID_VALUE past the last one. */
+	for (i = 0; !info(f, i, &off, &size); i++) {
+		if (i >= XCUDA_MAX_PARAMS || (i + 1) * 8 > a->params.len ||
+		    off > XCUDA_MAX_ARGS_BYTES || size > XCUDA_MAX_ARGS_BYTES) {
+			free(layout);
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+		layout[2 * i] = (uint32_t)off;
+		layout[2 * i + 1] = (uint32_t)size;
+	}
+	if (a->params.len)
+		xd_arena_put(s, &a->params, (const uint8_t *)layout);
+	free(layout);
+	/* A function is its module's: the same one keeps its handle. */
+	err = xd_object_add(&s->objects[XD_H_CUFUNC], f, s->device, 1,
+			    &r->func);
+	if (err)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r->nparams = (uint32_t)i;
+	return 0;
+}
+
+int xd_op_drv_launch_kernel(struct xd_session *s,
+			    const struct xcuda_drv_launch_kernel_args *a,
+			    struct xd_call *call)
+{
+	__typeof__(&cuLaunchKernel) launch = XD_DRV(cuLaunchKernel);
+	size_t size = a->params.len;
+	cudaStream_t st;
+	uint8_t *buf = NULL;
+	void *extra[5];
+	CUfunction f;
+	int err;
+
+	(void)call;
+	if (a->params.len > XCUDA_MAX_ARGS_BYTES)
+		return CUDA_ERROR_INVALID_VALUE;
+	f = xd_object_get(&s->objects[XD_H_CUFUNC], a->func);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	err = xd_stream_lookup(&s->streams, a->stream, &st);
+	if (err)
+		return err;
+	if (!launch)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (a->params.len) {
+		buf = xd_arena_copy(s, &a->params, XCUDA_MAX_ARGS_BYTES);
+		if (!buf)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	/*
+	 * The packed buffer as the driver takes it: the driver reads the
+	 * kernel's own parameter size from it, and refuses a short one.
+	 */
+	extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+	extra[1] = buf;
+	extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+	extra[3] = &size;
+	extra[4] = CU_LAUNCH_PARAM_END;
+	err = launch(f, a->grid[0], a->grid[1], a->grid[2], a->block[0],
+		     a->block[1], a->block[2], a->shmem, st, NULL,
+		     a->nparams ? extra : NULL);
+	free(buf);
+	return err;
+}
+
+int xd_op_drv_get_error_string(
+	struct xd_session *s, const struct xcuda_drv_get_error_string_args *a,
+	struct xcuda_drv_get_error_string_res *r, struct xd_call *call)
+{
+	__typeof__(&cuGetErrorString) str = XD_DRV(cuGetErrorString);
+	const char *text = NULL;
+	uint8_t *out;
+	size_t n;
+	int err;
+
+	(void)call;
+	if (a->rsvd || !a->text.len)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!str)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	err = str((CUresult)a->error, &text);
+	if (err || !text)
+		return err ? err : CUDA_ERROR_INVALID_VALUE;
+	n = strnlen(text, a->text.len - 1);
+	out = calloc(1, a->text.len);
+	if (!out)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(out, text, n);
+	xd_arena_put(s, &a->text, out);
+	free(out);
+	r->len = (uint32_t)n;
+	return 0;
+}

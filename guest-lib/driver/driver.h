@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xcuda's libcuda.so.1: the CUDA driver API of a guest.  It rides on the
+ * session of xcuda's libcudart.so.13, which it links, so that a process
+ * has one session and one worker, and objects pass between the two APIs
+ * as natively: a CUstream is a cudaStream_t, device memory from either
+ * allocator is known to both.
+ *
+ * Contexts: the worker holds one context per device, the primary one,
+ * which the runtime uses too.  A context the program creates with
+ * cuCtxCreate is that primary context under another name (its memory
+ * and modules are the primary context's); docs/driver.md says what that
+ * changes.
+ */
+#ifndef XCUDA_DRIVER_H
+#define XCUDA_DRIVER_H
+
+#include <cuda.h>
+
+#include "guest.h"
+
+/*
+ * Every driver call starts here: CUDA_ERROR_NOT_INITIALIZED before
+ * cuInit, and with @need_ctx CUDA_ERROR_INVALID_CONTEXT when the calling
+ * thread has no current context; else 0, with the runtime's current
+ * device that of the context (the request header names it).
+ */
+int xc_drv_enter(int need_ctx);
+/*
+ * What a round trip's status is as a CUresult: the worker answers the
+ * driver's own codes; the guest library's few runtime codes (a session
+ * that cannot be reached, a full arena) are mapped.
+ */
+CUresult xc_drv_result(int err);
+/*
+ * A runtime call made for the driver API: its cudaError_t as a CUresult,
+ * with the runtime's last error left as it was (driver calls never set
+ * it).  Use: XC_DRV_RT(cudaFoo(...)).
+ */
+cudaError_t xc_drv_rt_begin(void);
+CUresult xc_drv_rt_end(cudaError_t saved, cudaError_t err);
+#define XC_DRV_RT(call) \
+	({ cudaError_t saved_ = xc_drv_rt_begin(); \
+	   xc_drv_rt_end(saved_, (call)); })
+
+/* The devices the worker's driver reported at cuInit. */
+int xc_drv_device_count(void);
+
+#endif /* XCUDA_DRIVER_H */

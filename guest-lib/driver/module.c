@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The driver API's modules, functions and launches.  A CUmodule and a
+ * CUfunction are the worker's handles, as the runtime's objects are.  A
+ * function's parameter layout comes with it (DRV_MODULE_GET_FUNCTION),
+ * so that cuLaunchKernel packs kernelParams here and sends the bytes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "driver.h"
+
+/* A function's parameters: offset and size of each, and their extent. */
+struct xc_drv_func {
+	uint32_t handle;	/* 0: a free slot */
+	uint32_t nparams;
+	uint32_t size;		/* bytes of the packed parameters */
+	uint32_t *layout;	/* nparams offset/size pairs */
+};
+
+static pthread_mutex_t xc_func_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xc_drv_func *xc_funcs;
+static size_t xc_nfuncs;
+
+/* Records @layout for @handle, replacing what an older handle left. */
+static int xc_func_put(uint32_t handle, uint32_t n, uint32_t *layout)
+{
+	struct xc_drv_func *f = NULL, *grown;
+	uint32_t i, size = 0;
+	size_t k;
+
+	for (i = 0; i < n; i++) {
+		if (layout[2 * i] > XCUDA_MAX_ARGS_BYTES ||
+		    layout[2 * i + 1] > XCUDA_MAX_ARGS_BYTES - layout[2 * i])
+			return -1;
+		if (layout[2 * i] + layout[2 * i + 1] > size)
+			size = layout[2 * i] + layout[2 * i + 1];
+	}
+	pthread_mutex_lock(&xc_func_lock);
+	for (k = 0; k < xc_nfuncs; k++) {
+		if (xc_funcs[k].handle == handle) {
+			f = &xc_funcs[k];
+			break;
+		}
+		if (!xc_funcs[k].handle && !f)
+			f = &xc_funcs[k];
+	}
+	if (!f) {
+		grown = realloc(xc_funcs, (xc_nfuncs + 16) * sizeof(*grown));
+		if (!grown) {
+			pthread_mutex_unlock(&xc_func_lock);
+			return -1;
+		}
+		memset(grown + xc_nfuncs, 0, 16 * sizeof(*grown));
+		xc_funcs = grown;
+		f = &xc_funcs[xc_nfuncs];
+		xc_nfuncs += 16;
+	}
+	free(f->layout);
+	f->handle = handle;
+	f->nparams = n;
+	f->size = size;
+	f->layout = layout;
+	pthread_mutex_unlock(&xc_func_lock);
+	return 0;
+}
+
+/* A copy of @handle's record (its layout malloc'd), or -1. */
+static int xc_func_get(uint32_t handle, struct xc_drv_func *out)
+{
+	size_t k, bytes;
+	int ret = -1;
+
+	pthread_mutex_lock(&xc_func_lock);
+	for (k = 0; k < xc_nfuncs; k++) {
+		if (xc_funcs[k].handle != handle)
+			continue;
+		*out = xc_funcs[k];
+		bytes = (size_t)out->nparams * 8;
+		out->layout = malloc(bytes ? bytes : 1);
+		if (out->layout) {
+			memcpy(out->layout, xc_funcs[k].layout, bytes);
+			ret = 0;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&xc_func_lock);
+	return ret;
+}
+
+static CUresult xc_module_load(CUmodule *module, const void *image,
+			       uint64_t size)
+{
+	struct xcuda_drv_module_load_data_args a;
+	struct xcuda_drv_module_load_data_res r = { 0, 0 };
+	struct xc_xfer x;
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	x.ptr = (void *)image;
+	x.len = size;
+	x.dir = XC_XFER_IN;
+	x.ext = &a.image;
+	err = xc_drv_forward_xfer(XCUDA_OP_DRV_MODULE_LOAD_DATA, &a, sizeof(a),
+				  &r, sizeof(r), &x, 1);
+	if (err)
+		return xc_drv_result(err);
+	if (r.module < XCUDA_HANDLE_FIRST)
+		return CUDA_ERROR_UNKNOWN;
+	*module = (CUmodule)(uintptr_t)r.module;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+	int err = xc_drv_enter(1);
+	uint64_t size;
+
+	if (err)
+		return (CUresult)err;
+	if (!module || !image)
+		return CUDA_ERROR_INVALID_VALUE;
+	size = xc_image_size(image);
+	if (!size)
+		return CUDA_ERROR_INVALID_IMAGE;
+	return xc_module_load(module, image, size);
+}
+
+CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+	return cuModuleLoadData(module, fatCubin);
+}
+
+/*
+ * The JIT options only tune the compilation, or ask for its log: the
+ * worker's driver compiles with its defaults, and the logs stay empty.
+ */
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+			    unsigned int numOptions, CUjit_option *options,
+			    void **optionValues)
+{
+	unsigned int i;
+
+	if (numOptions && (!options || !optionValues))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < numOptions; i++) {
+		uintptr_t v = (uintptr_t)optionValues[i];
+
+		if ((options[i] == CU_JIT_INFO_LOG_BUFFER ||
+		     options[i] == CU_JIT_ERROR_LOG_BUFFER) && v)
+			((char *)optionValues[i])[0] = '\0';
+	}
+	for (i = 0; i < numOptions; i++)
+		if (options[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES ||
+		    options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+			optionValues[i] = NULL;
+	return cuModuleLoadData(module, image);
+}
+
+CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
+	int err = xc_drv_enter(1);
+	struct stat st;
+	uint8_t *buf;
+	ssize_t got;
+	size_t off = 0;
+	CUresult ret;
+	int fd;
+
+	if (err)
+		return (CUresult)err;
+	if (!module || !fname)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* The file is the guest's: read here, never opened in Dom0. */
+	fd = open(fname, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return CUDA_ERROR_FILE_NOT_FOUND;
+	if (fstat(fd, &st) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > XCUDA_MAX_MODULE) {
+		close(fd);
+		return CUDA_ERROR_INVALID_IMAGE;
+	}
+	/* One more byte: PTX text ends at its NUL. */
+	buf = calloc(1, (size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	while (off < (size_t)st.st_size) {
+		got = read(fd, buf + off, (size_t)st.st_size - off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		off += (size_t)got;
+	}
+	close(fd);
+	ret = off == (size_t)st.st_size ? cuModuleLoadData(module, buf) :
+					  CUDA_ERROR_FILE_NOT_FOUND;
+	free(buf);
+	return ret;
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
+			     const char *name)
+{
+	struct xcuda_drv_module_get_function_args a;
+	struct xcuda_drv_module_get_function_res r = { 0, 0 };
+	uint32_t *layout;
+	struct xc_xfer x[2];
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	memset(&a, 0, sizeof(a));
+	if (!hfunc || !name || !hmod)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xc_handle_in(hmod, &a.module))
+		return CUDA_ERROR_INVALID_HANDLE;
+	layout = calloc(XCUDA_MAX_PARAMS, 8);
+	if (!layout)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	x[0] = (struct xc_xfer){ (void *)name,
+				 xc_strsize(name, XCUDA_NAME_MAX),
+				 XC_XFER_IN, &a.name };
+	x[1] = (struct xc_xfer){ layout, (uint64_t)XCUDA_MAX_PARAMS * 8,
+				 XC_XFER_OUT, &a.params };
+	err = xc_drv_forward_xfer(XCUDA_OP_DRV_MODULE_GET_FUNCTION, &a,
+				  sizeof(a), &r, sizeof(r), x, 2);
+	if (!err && (r.func < XCUDA_HANDLE_FIRST ||
+		     r.nparams > XCUDA_MAX_PARAMS))
+		err = CUDA_ERROR_UNKNOWN;
+	/* The worker's layout is checked as any answer of its. */
+	if (!err && xc_func_put(r.func, r.nparams, layout))
+		err = CUDA_ERROR_UNKNOWN;
+	if (err) {
+		free(layout);
+		return xc_drv_result(err);
+	}
+	*hfunc = (CUfunction)(uintptr_t)r.func;
+	return CUDA_SUCCESS;
+}
+
+/* The packed parameters from kernelParams, or from extra's buffer. */
+static CUresult xc_pack(const struct xc_drv_func *f, void **kernelParams,
+			void **extra, uint8_t *buf)
+{
+	void *ebuf = NULL;
+	size_t esize = 0, *psize = NULL;
+	uint32_t i;
+
+	if (kernelParams) {
+		for (i = 0; i < f->nparams; i++) {
+			if (!kernelParams[i])
+				return CUDA_ERROR_INVALID_VALUE;
+			memcpy(buf + f->layout[2 * i], kernelParams[i],
+			       f->layout[2 * i + 1]);
+		}
+		return CUDA_SUCCESS;
+	}
+	if (!extra)
+		return f->nparams ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	for (i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			ebuf = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			psize = extra[i + 1];
+		else
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (psize)
+		esize = *psize;
+	if ((f->size && !ebuf) || esize < f->size)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (f->size)
+		memcpy(buf, ebuf, f->size);
+	return CUDA_SUCCESS;
+}
+
+static CUresult xc_launch(CUfunction fn, unsigned int gx, unsigned int gy,
+			  unsigned int gz, unsigned int bx, unsigned int by,
+			  unsigned int bz, unsigned int shmem, CUstream st,
+			  void **kernelParams, void **extra, int per_thread)
+{
+	struct xcuda_drv_launch_kernel_args a;
+	struct xc_drv_func f;
+	struct xc_xfer x;
+	uint8_t *buf;
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	memset(&a, 0, sizeof(a));
+	if (!fn || xc_handle_in(fn, &a.func) || xc_func_get(a.func, &f))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (xc_stream_handle(st, per_thread, &a.stream)) {
+		free(f.layout);
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	buf = calloc(1, f.size ? f.size : 1);
+	if (!buf) {
+		free(f.layout);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	err = xc_pack(&f, kernelParams, extra, buf);
+	if (!err) {
+		a.grid[0] = gx;
+		a.grid[1] = gy;
+		a.grid[2] = gz;
+		a.block[0] = bx;
+		a.block[1] = by;
+		a.block[2] = bz;
+		a.shmem = shmem;
+		a.nparams = f.nparams;
+		x = (struct xc_xfer){ f.size ? buf : NULL, f.size, XC_XFER_IN,
+				      &a.params };
+		err = xc_drv_result(xc_drv_forward_xfer(
+			XCUDA_OP_DRV_LAUNCH_KERNEL, &a, sizeof(a), NULL, 0, &x,
+			1));
+	}
+	free(buf);
+	free(f.layout);
+	return (CUresult)err;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+			unsigned int gridDimY, unsigned int gridDimZ,
+			unsigned int blockDimX, unsigned int blockDimY,
+			unsigned int blockDimZ, unsigned int sharedMemBytes,
+			CUstream hStream, void **kernelParams, void **extra)
+{
+	return xc_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+			 blockDimY, blockDimZ, sharedMemBytes, hStream,
+			 kernelParams, extra, 0);
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
+			     unsigned int gridDimY, unsigned int gridDimZ,
+			     unsigned int blockDimX, unsigned int blockDimY,
+			     unsigned int blockDimZ,
+			     unsigned int sharedMemBytes, CUstream hStream,
+			     void **kernelParams, void **extra);
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
+			     unsigned int gridDimY, unsigned int gridDimZ,
+			     unsigned int blockDimX, unsigned int blockDimY,
+			     unsigned int blockDimZ,
+			     unsigned int sharedMemBytes, CUstream hStream,
+			     void **kernelParams, void **extra)
+{
+	return xc_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+			 blockDimY, blockDimZ, sharedMemBytes, hStream,
+			 kernelParams, extra, 1);
+}

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The driver API (libcuda.so.1) as a program uses it: init and devices,
+ * the primary context, modules loaded from a fatbinary file and from PTX
+ * text, functions and globals, launches with kernelParams and with a
+ * packed buffer (a structure by value), copies, memsets, streams and
+ * events, error names and texts, cuGetProcAddress, and the runtime
+ * alongside (its memory, streams and cudaGetDriverEntryPoint).  Errors:
+ * calls before cuInit, without a context, an unknown device, function
+ * and error code.  The kernels are driver_kernels.cu, built beside this
+ * program as .fatbin and .ptx.
+ */
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+static const char *cu_name(CUresult r)
+{
+	const char *s = NULL;
+
+	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s)
+		return "(unknown)";
+	return s;
+}
+
+/* SHOWD(call): "call -> NAME"; the result. */
+#define SHOWD(call) show_cu((call), #call)
+/* CKD(call): must succeed. */
+#define CKD(call) check_cu((call), #call)
+
+static CUresult show_cu(CUresult r, const char *what)
+{
+	printf("%s -> %s\n", what, cu_name(r));
+	return r;
+}
+
+static void check_cu(CUresult r, const char *what)
+{
+	if (r != CUDA_SUCCESS) {
+		printf("FAILED %s: %s\n", what, cu_name(r));
+		exit(1);
+	}
+}
+
+static void expect(int ok, const char *what)
+{
+	printf("%s: %s\n", what, ok ? "yes" : "no");
+	if (!ok)
+		failures++;
+}
+
+/* A file, whole, NUL-terminated; NULL if it cannot be read. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = (char *)calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+struct drv_args {
+	int a;
+	double b;
+	char c;
+};
+
+#define N 4096
+
+int main(int argc, char **argv)
+{
+	static float ha[N], hb[N], hc[N];
+	char name[256], path[4096];
+	CUdevice dev;
+	CUcontext ctx, cur;
+	CUmodule mod, ptxmod;
+	CUfunction vadd, scale, take, none;
+	CUdeviceptr da, db, dc, dout, glob;
+	CUstream st;
+	CUevent e0, e1;
+	size_t bytes, fr, tot;
+	int count, major, minor, v, i, ok;
+	const char *s;
+	char *ptx;
+	(void)argc;
+
+	printf("cuDriverGetVersion before cuInit works: %s\n",
+	       cuDriverGetVersion(&v) == CUDA_SUCCESS && v >= 13000 ? "yes"
+								     : "no");
+	SHOWD(cuDeviceGetCount(&count));
+	SHOWD(cuInit(0));
+	CKD(cuDeviceGetCount(&count));
+	expect(count >= 1, "a device");
+	CKD(cuDeviceGet(&dev, 0));
+	SHOWD(cuDeviceGet(&dev, 999));
+	CKD(cuDeviceGet(&dev, 0));
+	CKD(cuDeviceGetName(name, sizeof(name), dev));
+	printf("name: %s\n", name);
+	CKD(cuDeviceTotalMem(&bytes, dev));
+	expect(bytes > (1ull << 30), "more than 1 GiB");
+	CKD(cuDeviceGetAttribute(&major,
+				 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+				 dev));
+	CKD(cuDeviceGetAttribute(&minor,
+				 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+				 dev));
+	printf("compute capability %d.%d\n", major, minor);
+	CUuuid uuid;
+	CKD(cuDeviceGetUuid(&uuid, dev));
+	ok = 0;
+	for (i = 0; i < 16; i++)
+		ok |= uuid.bytes[i];
+	expect(ok, "uuid not zero");
+
+	SHOWD(cuMemAlloc(&da, 16));
+	CKD(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CKD(cuCtxSetCurrent(ctx));
+	CKD(cuCtxGetCurrent(&cur));
+	expect(cur == ctx, "the primary context is current");
+	CUdevice cd;
+	CKD(cuCtxGetDevice(&cd));
+	expect(cd == dev, "its device");
+	unsigned int flags;
+	int active;
+	CKD(cuDevicePrimaryCtxGetState(dev, &flags, &active));
+	printf("primary context active: %s\n", active ? "yes" : "no");
+
+	/* A module from a file, one from PTX text. */
+	snprintf(path, sizeof(path), "%s.fatbin", argv[0]);
+	SHOWD(cuModuleLoad(&mod, "/nonexistent/module.fatbin"));
+	CKD(cuModuleLoad(&mod, path));
+	CKD(cuModuleGetFunction(&vadd, mod, "vadd"));
+	CKD(cuModuleGetFunction(&take, mod, "take_struct"));
+	SHOWD(cuModuleGetFunction(&none, mod, "no_such_kernel"));
+	CKD(cuModuleGetGlobal(&glob, &bytes, mod, "counter"));
+	printf("global counter: %zu bytes\n", bytes);
+	snprintf(path, sizeof(path), "%s.ptx", argv[0]);
+	ptx = slurp(path);
+	expect(ptx != NULL, "PTX read");
+	CKD(cuModuleLoadData(&ptxmod, ptx));
+	CKD(cuModuleGetFunction(&scale, ptxmod, "scale"));
+
+	for (i = 0; i < N; i++) {
+		ha[i] = (float)i;
+		hb[i] = (float)(2 * i + 1);
+	}
+	CKD(cuMemAlloc(&da, sizeof(ha)));
+	CKD(cuMemAlloc(&db, sizeof(hb)));
+	CKD(cuMemAlloc(&dc, sizeof(hc)));
+	CKD(cuMemcpyHtoD(da, ha, sizeof(ha)));
+	CKD(cuMemcpyHtoD(db, hb, sizeof(hb)));
+	int n = N;
+	void *params[] = { &da, &db, &dc, &n };
+	CKD(cuLaunchKernel(vadd, N / 256, 1, 1, 256, 1, 1, 0, NULL, params,
+			   NULL));
+	CKD(cuCtxSynchronize());
+	CKD(cuMemcpyDtoH(hc, dc, sizeof(hc)));
+	ok = 1;
+	for (i = 0; i < N; i++)
+		ok &= hc[i] == (float)(3 * i + 1);
+	expect(ok, "vadd through kernelParams");
+
+	/* scale from the PTX module, then a device-to-device copy. */
+	float two = 2.0f;
+	void *sparams[] = { &dc, &two, &n };
+	CKD(cuLaunchKernel(scale, N / 256, 1, 1, 256, 1, 1, 0, NULL, sparams,
+			   NULL));
+	CKD(cuMemcpyDtoD(da, dc, sizeof(hc)));
+	CKD(cuMemcpyDtoH(ha, da, sizeof(ha)));
+	ok = 1;
+	for (i = 0; i < N; i++)
+		ok &= ha[i] == (float)(6 * i + 2);
+	expect(ok, "scale from PTX, then device to device");
+
+	/* A structure by value and a char, packed in a buffer (extra). */
+	struct {
+		struct drv_args s;
+		char tag;
+		int *out;
+	} __attribute__((aligned(8))) packed;
+	int hout[4];
+	CKD(cuMemAlloc(&dout, sizeof(hout)));
+	memset(&packed, 0, sizeof(packed));
+	packed.s.a = 7;
+	packed.s.b = 42.5;
+	packed.s.c = 'x';
+	packed.tag = 'T';
+	packed.out = (int *)(uintptr_t)dout;
+	size_t psize = sizeof(packed);
+	void *extra[] = { CU_LAUNCH_PARAM_BUFFER_POINTER, &packed,
+			  CU_LAUNCH_PARAM_BUFFER_SIZE, &psize,
+			  CU_LAUNCH_PARAM_END };
+	CKD(cuLaunchKernel(take, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+	/* The same through kernelParams. */
+	struct drv_args s2 = { 9, 1.5, 'y' };
+	char tag2 = 'U';
+	void *tparams[] = { &s2, &tag2, &dout };
+	CKD(cuLaunchKernel(take, 1, 1, 1, 1, 1, 1, 0, NULL, tparams, NULL));
+	CKD(cuMemcpyDtoH(hout, dout, sizeof(hout)));
+	printf("take_struct: %d %d %c %c\n", hout[0], hout[1], hout[2],
+	       hout[3]);
+	int hcount = 0;
+	CKD(cuMemcpyDtoH(&hcount, glob, sizeof(hcount)));
+	printf("counter after two launches: %d\n", hcount);
+
+	/* Memsets, memory info. */
+	CKD(cuMemsetD32(dc, 0x01020304, N));
+	CKD(cuMemsetD8(dc, 0x7f, 3));
+	unsigned int words[2];
+	CKD(cuMemcpyDtoH(words, dc, sizeof(words)));
+	printf("memset: %08x %08x\n", words[0], words[1]);
+	CKD(cuMemGetInfo(&fr, &tot));
+	expect(fr <= tot && tot > 0, "free <= total");
+
+	/* A stream and events; async copies from pinned memory. */
+	float *pinned;
+	CKD(cuMemAllocHost((void **)&pinned, sizeof(ha)));
+	for (i = 0; i < N; i++)
+		pinned[i] = 1.0f;
+	CKD(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+	CKD(cuEventCreate(&e0, CU_EVENT_DEFAULT));
+	CKD(cuEventCreate(&e1, CU_EVENT_DEFAULT));
+	CKD(cuEventRecord(e0, st));
+	CKD(cuMemcpyHtoDAsync(da, pinned, sizeof(ha), st));
+	void *sp2[] = { &da, &two, &n };
+	CKD(cuLaunchKernel(scale, N / 256, 1, 1, 256, 1, 1, 0, st, sp2, NULL));
+	CKD(cuMemcpyDtoHAsync(pinned, da, sizeof(ha), st));
+	CKD(cuEventRecord(e1, st));
+	CKD(cuEventSynchronize(e1));
+	float ms = -1;
+	CKD(cuEventElapsedTime(&ms, e0, e1));
+	expect(ms >= 0, "elapsed time");
+	CKD(cuStreamSynchronize(st));
+	SHOWD(cuStreamQuery(st));
+	ok = 1;
+	for (i = 0; i < N; i++)
+		ok &= pinned[i] == 2.0f;
+	expect(ok, "stream work in order");
+
+	/* The runtime alongside: its memory and the driver's stream. */
+	float *rt = NULL;
+	if (cudaMalloc((void **)&rt, sizeof(ha)) != cudaSuccess)
+		printf("cudaMalloc failed\n");
+	CKD(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)rt, hb, sizeof(hb)));
+	if (cudaMemcpyAsync(ha, rt, sizeof(ha), cudaMemcpyDeviceToHost,
+			    (cudaStream_t)st) != cudaSuccess ||
+	    cudaStreamSynchronize((cudaStream_t)st) != cudaSuccess)
+		printf("runtime on the driver's stream failed\n");
+	expect(!memcmp(ha, hb, sizeof(ha)), "runtime memory, driver copies");
+	cudaFree(rt);
+	void *fn = NULL;
+	cudaDriverEntryPointQueryResult q;
+	printf("cudaGetDriverEntryPointByVersion: %s\n",
+	       cudaGetErrorName(cudaGetDriverEntryPointByVersion(
+		       "cuMemAlloc", &fn, 13000, cudaEnableDefault, &q)));
+	expect(fn && q == cudaDriverEntryPointSuccess, "runtime finds it");
+	cudaError_t re = cudaGetDriverEntryPointByVersion(
+		"cuNoSuchFunction", &fn, 13000, cudaEnableDefault, &q);
+	printf("unknown symbol: %s, status %d, function: %s\n",
+	       cudaGetErrorName(re), (int)q, fn ? "yes" : "no");
+	re = cudaGetDriverEntryPointByVersion("cuStreamGetCaptureInfo", &fn,
+					      9000, cudaEnableDefault, &q);
+	printf("too old a version: %s, status %d, function: %s\n",
+	       cudaGetErrorName(re), (int)q, fn ? "yes" : "no");
+
+	/* cuGetProcAddress, and a call through what it answered. */
+	CUdriverProcAddressQueryResult pq;
+	void *pfn = NULL;
+	CKD(cuGetProcAddress("cuMemAlloc", &pfn, 13000,
+			     CU_GET_PROC_ADDRESS_DEFAULT, &pq));
+	CUdeviceptr via = 0;
+	CKD(((CUresult (*)(CUdeviceptr *, size_t))pfn)(&via, 256));
+	CKD(cuMemFree(via));
+	SHOWD(cuGetProcAddress("cuNoSuchFunction", &pfn, 13000,
+			       CU_GET_PROC_ADDRESS_DEFAULT, &pq));
+	printf("status %d, function: %s\n", (int)pq, pfn ? "yes" : "no");
+	SHOWD(cuGetProcAddress("cuStreamGetCaptureInfo", &pfn, 9000,
+			       CU_GET_PROC_ADDRESS_DEFAULT, &pq));
+	printf("status %d, function: %s\n", (int)pq, pfn ? "yes" : "no");
+	SHOWD(cuGetProcAddress("cuNoSuchFunction", &pfn, 13000,
+			       CU_GET_PROC_ADDRESS_DEFAULT, NULL));
+	/* No context, until the runtime's next call binds its own. */
+	CKD(cuCtxSetCurrent(NULL));
+	SHOWD(cuMemAlloc(&via, 16));
+	CKD(cuCtxSetCurrent(ctx));
+
+	/* Error names and texts. */
+	CKD(cuGetErrorName(CUDA_ERROR_INVALID_VALUE, &s));
+	printf("%s\n", s);
+	CKD(cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &s));
+	printf("%s\n", s);
+	SHOWD(cuGetErrorName((CUresult)9999, &s));
+	SHOWD(cuGetErrorString((CUresult)9999, &s));
+
+	CKD(cuEventDestroy(e0));
+	CKD(cuEventDestroy(e1));
+	CKD(cuStreamDestroy(st));
+	CKD(cuMemFreeHost(pinned));
+	CKD(cuMemFree(da));
+	CKD(cuMemFree(db));
+	CKD(cuMemFree(dc));
+	CKD(cuMemFree(dout));
+	CKD(cuModuleUnload(ptxmod));
+	CKD(cuModuleUnload(mod));
+	CKD(cuDevicePrimaryCtxRelease(dev));
+	printf("driver_api: %s\n", failures ? "FAILED" : "PASSED");
+	return failures ? 1 : 0;
+}

@@ -310,7 +310,8 @@ def emit_status(spec, exports_path, impl_path, local_path,
     o += ['## The driver API (libcuda.so.1)', '',
           'The guest library `libcuda.so.1` (guest-lib/driver, '
           '[driver.md](driver.md)) exports every function of the CUDA '
-          'toolkit\'s `libcuda.so` (`guest-lib/exports/libcuda.so.1.syms`). '
+          'toolkit\'s `libcuda.so` and of the NVIDIA driver\'s '
+          '(`guest-lib/exports/libcuda.so.1.syms`). '
           'The states are those of the runtime: **forwarded** over the '
           'session, as a command described in `spec/cuda-driver.calls` that '
           'the worker makes with the real driver; **local**, answered in '

@@ -78,6 +78,8 @@ int xd_ipc_may_open(struct xd_session *s, int kind, const void *h);
 void *xd_drv_sym(const char *name);
 /* Unloads a module the driver API loaded, and frees its image. */
 void xd_drv_module_unload(CUmodule m);
+/* Releases a session's allocation handle (cuMemCreate's). */
+void xd_drv_mem_release(CUmemGenericAllocationHandle h);
 
 /* The size of the device allocation that starts at @p, 0 if unknown. */
 uint64_t xd_alloc_size(const void *p);

@@ -316,3 +316,36 @@ int xd_op_drv_get_error_string(
 	r->len = (uint32_t)n;
 	return 0;
 }
+
+void xd_drv_mem_release(CUmemGenericAllocationHandle h)
+{
+	__typeof__(&cuMemRelease) release = XD_DRV(cuMemRelease);
+
+	if (release)
+		release(h);
+}
+
+/*
+ * Allocation properties: Windows handles mean nothing here, and
+ * win32HandleMetaData would be a pointer into the guest.
+ */
+static int xd_drv_prop_ok(const CUmemAllocationProp *p)
+{
+	return !p->win32HandleMetaData &&
+	       !(p->requestedHandleTypes & (CU_MEM_HANDLE_TYPE_WIN32 |
+					    CU_MEM_HANDLE_TYPE_WIN32_KMT));
+}
+
+int xd_check_drv_mem_prop(struct xd_session *s,
+			  const struct xcuda_drv_mem_create_args *a)
+{
+	(void)s;
+	return xd_drv_prop_ok(&a->prop) ? 0 : CUDA_ERROR_INVALID_VALUE;
+}
+
+int xd_check_drv_granularity_prop(
+	struct xd_session *s, const struct xcuda_drv_mem_get_granularity_args *a)
+{
+	(void)s;
+	return xd_drv_prop_ok(&a->prop) ? 0 : CUDA_ERROR_INVALID_VALUE;
+}

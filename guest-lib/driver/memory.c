@@ -92,6 +92,39 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes,
 	return CUDA_SUCCESS;
 }
 
+/* ---- mapped memory of the virtual memory management API ---- */
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+		  CUmemGenericAllocationHandle handle,
+		  unsigned long long flags)
+{
+	struct xcuda_drv_mem_map_args a = { ptr, size, offset, handle, flags };
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	err = xc_call_drv_mem_map(&a);
+	if (err)
+		return xc_drv_result(err);
+	/* Mapped memory is device memory to either API's copies. */
+	if (ptr <= UINTPTR_MAX - size)
+		xc_drv_record(ptr, size);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+	struct xcuda_drv_mem_unmap_args a = { ptr, size };
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	err = xc_call_drv_mem_unmap(&a);
+	if (!err)
+		xc_range_del((uintptr_t)ptr, XC_R_DEVICE, NULL);
+	return xc_drv_result(err);
+}
+
 /* ---- copies: the runtime's, which stage pageable memory ---- */
 
 cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,

@@ -153,6 +153,29 @@ static void test_refusals(void)
 	CHECK_EQ(call(&s, XCUDA_OP_DRV_GET_ERROR_STRING, &es, sizeof(es), 0,
 		      0), CUDA_ERROR_INVALID_VALUE, "no room for the text");
 
+	/* The virtual memory API: handles and properties. */
+	{
+		struct xcuda_drv_mem_release_args rl = { 0x1234 };
+		struct xcuda_drv_mem_create_args mc;
+
+		CHECK_EQ(call(&s, XCUDA_OP_DRV_MEM_RELEASE, &rl, sizeof(rl), 0,
+			      0), CUDA_ERROR_INVALID_VALUE,
+			 "releasing a handle never made (the driver would "
+			 "crash)");
+		memset(&mc, 0, sizeof(mc));
+		mc.size = 2 << 20;
+		mc.prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+		mc.prop.win32HandleMetaData = (void *)0x1000;
+		CHECK_EQ(call(&s, XCUDA_OP_DRV_MEM_CREATE, &mc, sizeof(mc), 0,
+			      0), CUDA_ERROR_INVALID_VALUE,
+			 "an allocation with a guest pointer in it");
+		mc.prop.win32HandleMetaData = NULL;
+		mc.prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_WIN32;
+		CHECK_EQ(call(&s, XCUDA_OP_DRV_MEM_CREATE, &mc, sizeof(mc), 0,
+			      0), CUDA_ERROR_INVALID_VALUE,
+			 "an allocation of Windows handles");
+	}
+
 	memset(&in, 0, sizeof(in));
 	in.rsvd = 3;
 	CHECK_EQ(call(&s, XCUDA_OP_DRV_INIT, &in, sizeof(in), 0, 0),

@@ -176,7 +176,7 @@ CALLS_H = ('The commands of the xcuda protocol: opcodes and the exact wire '
 
 def emit_calls_h(spec, src):
     o = preamble(src, CALLS_H, 'XCUDA_CALLS_H', ('stddef.h', 'stdint.h'),
-                 ('cuda_runtime_api.h',), ('xcuda/proto.h',))
+                 ('cuda.h', 'cuda_runtime_api.h'), ('xcuda/proto.h',))
     o += ['enum xcuda_op {', '\tXCUDA_OP_INVALID = 0,']
     for c in spec.calls:
         o.append('\tXCUDA_OP_%s = %d,' % (c.name, c.op))

@@ -45,8 +45,8 @@ def emit_objects(spec):
         o += ['\tfor (h = 0; (h = xd_htab_next(%s, h));) {' % t,
               '\t\te = xd_htab_get(%s, h);' % t,
               '\t\tif (!e->borrowed)',
-              '\t\t\t%s((%s)%se->ptr);' % (
-                  k.destroy, k.ctype, '(uintptr_t)' if k.value else ''),
+              # A value's 64 bits are the pointer's (value kinds).
+              '\t\t\t%s((%s)e->ptr);' % (k.destroy, k.ctype),
               '\t}',
               '\txd_htab_free(%s);' % t]
     o += ['}', '', 'XD_SESSION_HOOKS(objects, 15, NULL, xd_objects_fini);',

@@ -244,6 +244,30 @@ int xd_op_drv_module_get_function(
 	return 0;
 }
 
+/* The launch's function, stream and private copy of its parameters. */
+static int xd_launch_prep(struct xd_session *s, uint32_t func,
+			  uint32_t stream, const struct xcuda_extent *params,
+			  CUfunction *f, cudaStream_t *st, uint8_t **buf)
+{
+	int err;
+
+	*buf = NULL;
+	if (params->len > XCUDA_MAX_ARGS_BYTES)
+		return CUDA_ERROR_INVALID_VALUE;
+	*f = xd_object_get(&s->objects[XD_H_CUFUNC], func);
+	if (!*f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	err = xd_stream_lookup(&s->streams, stream, st);
+	if (err)
+		return err;
+	if (params->len) {
+		*buf = xd_arena_copy(s, params, XCUDA_MAX_ARGS_BYTES);
+		if (!*buf)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return 0;
+}
+
 int xd_op_drv_launch_kernel(struct xd_session *s,
 			    const struct xcuda_drv_launch_kernel_args *a,
 			    struct xd_call *call)
@@ -251,26 +275,18 @@ int xd_op_drv_launch_kernel(struct xd_session *s,
 	__typeof__(&cuLaunchKernel) launch = XD_DRV(cuLaunchKernel);
 	size_t size = a->params.len;
 	cudaStream_t st;
-	uint8_t *buf = NULL;
+	uint8_t *buf;
 	void *extra[5];
 	CUfunction f;
 	int err;
 
 	(void)call;
-	if (a->params.len > XCUDA_MAX_ARGS_BYTES)
-		return CUDA_ERROR_INVALID_VALUE;
-	f = xd_object_get(&s->objects[XD_H_CUFUNC], a->func);
-	if (!f)
-		return CUDA_ERROR_INVALID_HANDLE;
-	err = xd_stream_lookup(&s->streams, a->stream, &st);
-	if (err)
+	err = xd_launch_prep(s, a->func, a->stream, &a->params, &f, &st, &buf);
+	if (!err && !launch)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	if (err) {
+		free(buf);
 		return err;
-	if (!launch)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (a->params.len) {
-		buf = xd_arena_copy(s, &a->params, XCUDA_MAX_ARGS_BYTES);
-		if (!buf)
-			return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	/*
 	 * The packed buffer as the driver takes it: the driver reads the
@@ -284,6 +300,72 @@ int xd_op_drv_launch_kernel(struct xd_session *s,
 	err = launch(f, a->grid[0], a->grid[1], a->grid[2], a->block[0],
 		     a->block[1], a->block[2], a->shmem, st, NULL,
 		     a->nparams ? extra : NULL);
+	free(buf);
+	return err;
+}
+
+/*
+ * kernelParams pointing into @buf of @len bytes by @f's layout, which
+ * the driver answers (the guest's word on it is not taken).
+ */
+static int xd_params_point(CUfunction f, uint8_t *buf, size_t len,
+			   uint32_t nparams, void ***out)
+{
+	__typeof__(&cuFuncGetParamInfo) info = XD_DRV(cuFuncGetParamInfo);
+	size_t off, size;
+	void **p;
+	uint32_t i;
+
+	*out = NULL;
+	if (!nparams)
+		return 0;
+	if (!info)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (nparams > XCUDA_MAX_PARAMS)
+		return CUDA_ERROR_INVALID_VALUE;
+	p = calloc(nparams, sizeof(*p));
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (i = 0; i < nparams; i++) {
+		if (info(f, i, &off, &size) || off > len || size > len - off) {
+			free(p);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		p[i] = buf + off;
+	}
+	/* As many as the kernel takes, no fewer. */
+	if (!info(f, nparams, &off, &size)) {
+		free(p);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	*out = p;
+	return 0;
+}
+
+int xd_op_drv_launch_cooperative(
+	struct xd_session *s, const struct xcuda_drv_launch_cooperative_args *a,
+	struct xd_call *call)
+{
+	__typeof__(&cuLaunchCooperativeKernel) launch =
+		XD_DRV(cuLaunchCooperativeKernel);
+	void **params = NULL;
+	cudaStream_t st;
+	uint8_t *buf;
+	CUfunction f;
+	int err;
+
+	(void)call;
+	err = xd_launch_prep(s, a->func, a->stream, &a->params, &f, &st, &buf);
+	if (!err && !launch)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	if (!err)
+		err = xd_params_point(f, buf, a->params.len, a->nparams,
+				      &params);
+	if (!err)
+		err = launch(f, a->grid[0], a->grid[1], a->grid[2],
+			     a->block[0], a->block[1], a->block[2], a->shmem,
+			     st, params);
+	free(params);
 	free(buf);
 	return err;
 }

@@ -390,3 +390,72 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
 	ctx->live = 0;
 	return (CUresult)err;
 }
+
+/* ---- the context's limits and configuration: the runtime's ---- */
+
+/* CUlimit and CUfunc_cache have cudaLimit's and cudaFuncCache's values. */
+CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+{
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	return XC_DRV_RT(cudaDeviceGetLimit(pvalue, (enum cudaLimit)limit));
+}
+
+CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	return XC_DRV_RT(cudaDeviceSetLimit((enum cudaLimit)limit, value));
+}
+
+CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig)
+{
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	return XC_DRV_RT(cudaDeviceGetCacheConfig(
+		(enum cudaFuncCache *)pconfig));
+}
+
+CUresult cuCtxSetCacheConfig(CUfunc_cache config)
+{
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	return XC_DRV_RT(cudaDeviceSetCacheConfig((enum cudaFuncCache)config));
+}
+
+CUresult cuCtxGetStreamPriorityRange(int *leastPriority,
+				     int *greatestPriority)
+{
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	return XC_DRV_RT(cudaDeviceGetStreamPriorityRange(leastPriority,
+							  greatestPriority));
+}
+
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+	int err = xc_drv_enter(0);
+
+	if (err)
+		return (CUresult)err;
+	return XC_DRV_RT(cudaDeviceGetPCIBusId(pciBusId, len, dev));
+}
+
+CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
+{
+	int err = xc_drv_enter(0);
+
+	if (err)
+		return (CUresult)err;
+	return XC_DRV_RT(cudaDeviceGetByPCIBusId(dev, pciBusId));
+}

@@ -341,3 +341,22 @@ CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize,
 		*dptr = (CUdeviceptr)(uintptr_t)p;
 	return (CUresult)err;
 }
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch,
+			    size_t WidthInBytes, size_t Height,
+			    unsigned int ElementSizeBytes)
+{
+	int err = xc_drv_enter(1);
+	void *p = NULL;
+
+	if (err)
+		return (CUresult)err;
+	/* The driver's own rule; the runtime's allocation otherwise. */
+	if (!dptr || (ElementSizeBytes != 4 && ElementSizeBytes != 8 &&
+		      ElementSizeBytes != 16))
+		return CUDA_ERROR_INVALID_VALUE;
+	err = XC_DRV_RT(cudaMallocPitch(&p, pPitch, WidthInBytes, Height));
+	if (!err)
+		*dptr = (CUdeviceptr)(uintptr_t)p;
+	return (CUresult)err;
+}

@@ -282,10 +282,15 @@ static CUresult xc_pack(const struct xc_drv_func *f, void **kernelParams,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * One launch: DRV_LAUNCH_KERNEL, or with @coop DRV_LAUNCH_COOPERATIVE,
+ * whose arguments are laid out alike.
+ */
 static CUresult xc_launch(CUfunction fn, unsigned int gx, unsigned int gy,
 			  unsigned int gz, unsigned int bx, unsigned int by,
 			  unsigned int bz, unsigned int shmem, CUstream st,
-			  void **kernelParams, void **extra, int per_thread)
+			  void **kernelParams, void **extra, int per_thread,
+			  int coop)
 {
 	struct xcuda_drv_launch_kernel_args a;
 	struct xc_drv_func f;
@@ -319,9 +324,13 @@ static CUresult xc_launch(CUfunction fn, unsigned int gx, unsigned int gy,
 		a.nparams = f.nparams;
 		x = (struct xc_xfer){ f.size ? buf : NULL, f.size, XC_XFER_IN,
 				      &a.params };
+		_Static_assert(sizeof(a) ==
+			       sizeof(struct xcuda_drv_launch_cooperative_args),
+			       "launch layouts");
 		err = xc_drv_result(xc_drv_forward_xfer(
-			XCUDA_OP_DRV_LAUNCH_KERNEL, &a, sizeof(a), NULL, 0, &x,
-			1));
+			coop ? XCUDA_OP_DRV_LAUNCH_COOPERATIVE :
+			       XCUDA_OP_DRV_LAUNCH_KERNEL,
+			&a, sizeof(a), NULL, 0, &x, 1));
 	}
 	free(buf);
 	free(f.layout);
@@ -336,7 +345,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
 {
 	return xc_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX,
 			 blockDimY, blockDimZ, sharedMemBytes, hStream,
-			 kernelParams, extra, 0);
+			 kernelParams, extra, 0, 0);
 }
 
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
@@ -354,5 +363,61 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
 {
 	return xc_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX,
 			 blockDimY, blockDimZ, sharedMemBytes, hStream,
-			 kernelParams, extra, 1);
+			 kernelParams, extra, 1, 0);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+				   unsigned int gridDimY,
+				   unsigned int gridDimZ,
+				   unsigned int blockDimX,
+				   unsigned int blockDimY,
+				   unsigned int blockDimZ,
+				   unsigned int sharedMemBytes, CUstream hStream,
+				   void **kernelParams)
+{
+	/* No extra here: the parameters come from kernelParams alone. */
+	if (!kernelParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	return xc_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+			 blockDimY, blockDimZ, sharedMemBytes, hStream,
+			 kernelParams, NULL, 0, 1);
+}
+
+CUresult cuLaunchCooperativeKernel_ptsz(
+	CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+	unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+	unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+	void **kernelParams);
+CUresult cuLaunchCooperativeKernel_ptsz(
+	CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+	unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+	unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+	void **kernelParams)
+{
+	if (!kernelParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	return xc_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX,
+			 blockDimY, blockDimZ, sharedMemBytes, hStream,
+			 kernelParams, NULL, 1, 1);
+}
+
+CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
+			    size_t *paramOffset, size_t *paramSize)
+{
+	struct xc_drv_func f;
+	uint32_t h;
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	if (!func || xc_handle_in(func, &h) || xc_func_get(h, &f))
+		return CUDA_ERROR_INVALID_HANDLE;
+	/* The layout came with the function: answered here. */
+	err = paramIndex < f.nparams ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (!err && paramOffset)
+		*paramOffset = f.layout[2 * paramIndex];
+	if (!err && paramSize)
+		*paramSize = f.layout[2 * paramIndex + 1];
+	free(f.layout);
+	return (CUresult)err;
 }

@@ -307,6 +307,65 @@ int main(int argc, char **argv)
 	SHOWD(cuGetErrorName((CUresult)9999, &s));
 	SHOWD(cuGetErrorString((CUresult)9999, &s));
 
+	/* Stream memory operations, 2D and 16-bit memsets. */
+	CKD(cuStreamWriteValue32(st, dout, 77, CU_STREAM_WRITE_VALUE_DEFAULT));
+	CKD(cuStreamWaitValue32(st, dout, 77, CU_STREAM_WAIT_VALUE_EQ));
+	CKD(cuStreamWriteValue64(st, dout + 8, 0x1122334455667788ull,
+				 CU_STREAM_WRITE_VALUE_DEFAULT));
+	CKD(cuStreamWaitValue64(st, dout + 8, 0x1122334455667788ull,
+				CU_STREAM_WAIT_VALUE_GEQ));
+	CKD(cuStreamSynchronize(st));
+	CKD(cuMemcpyDtoH(hout, dout, sizeof(hout)));
+	printf("stream values: %d %x %x\n", hout[0], (unsigned)hout[2],
+	       (unsigned)hout[3]);
+	CKD(cuMemsetD2D32(dc, 64, 0xdeadbeefu, 4, 3));
+	CKD(cuMemsetD2D8(dc + 16, 64, 0x11, 8, 3));
+	CKD(cuMemsetD16Async(dc + 192, 0x2233, 4, st));
+	CKD(cuStreamSynchronize(st));
+	unsigned int grid2d[52];
+	CKD(cuMemcpyDtoH(grid2d, dc, sizeof(grid2d)));
+	printf("2D memsets: %08x %08x %08x %08x %08x\n", grid2d[0],
+	       grid2d[4], grid2d[16], grid2d[20], grid2d[48]);
+
+	/* Cooperative launch; a function's parameters; modes and limits. */
+	void *cparams[] = { &da, &db, &dc, &n };
+	CKD(cuLaunchCooperativeKernel(vadd, 4, 1, 1, 256, 1, 1, 0, st,
+				      cparams));
+	CKD(cuStreamSynchronize(st));
+	SHOWD(cuLaunchCooperativeKernel(vadd, 4, 1, 1, 256, 1, 1, 0, st,
+					NULL));
+	for (i = 0; i < 3; i++) {
+		size_t off = 0, sz = 0;
+
+		CKD(cuFuncGetParamInfo(take, (size_t)i, &off, &sz));
+		printf("take_struct parameter %d: offset %zu size %zu\n", i,
+		       off, sz);
+	}
+	SHOWD(cuFuncGetParamInfo(take, 3, NULL, NULL));
+	CUmoduleLoadingMode lm;
+	CKD(cuModuleGetLoadingMode(&lm));
+	printf("loading mode: %d\n", (int)lm);
+	unsigned int cflags = 0;
+	CKD(cuCtxGetFlags(&cflags));
+	printf("context flags: %u\n", cflags);
+	size_t lim = 0;
+	CKD(cuCtxGetLimit(&lim, CU_LIMIT_PRINTF_FIFO_SIZE));
+	printf("printf fifo: %zu\n", lim);
+	int lo, hi;
+	CKD(cuCtxGetStreamPriorityRange(&lo, &hi));
+	printf("priorities: %d %d\n", lo, hi);
+	char bus[32];
+	CUdevice again;
+	CKD(cuDeviceGetPCIBusId(bus, sizeof(bus), dev));
+	CKD(cuDeviceGetByPCIBusId(&again, bus));
+	expect(again == dev, "PCI bus id round trip");
+	CUdeviceptr pitched;
+	size_t pitch = 0;
+	SHOWD(cuMemAllocPitch(&pitched, &pitch, 100, 10, 3));
+	CKD(cuMemAllocPitch(&pitched, &pitch, 100, 10, 4));
+	printf("pitch: %zu\n", pitch);
+	CKD(cuMemFree(pitched));
+
 	CKD(cuEventDestroy(e0));
 	CKD(cuEventDestroy(e1));
 	CKD(cuStreamDestroy(st));

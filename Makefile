@@ -83,7 +83,10 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 .PHONY: all deps deps-xen modules check check-xen check-gpu check-samples demo demo-xen bench \
 	clean docs check-docs
 
-all: $(GUEST_SO) $(DRIVER_SO) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
+AUDIT_SO   := $(B)/lib/libxcuda-audit.so
+XCUDA_RUN  := $(B)/bin/xcuda-run
+
+all: $(GUEST_SO) $(DRIVER_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
 
 deps:
 	@tools/deps.sh
@@ -177,6 +180,16 @@ $(DRIVER_SO): $(DRIVER_OBJ) $(B)/guest-lib/driver/gen/stubs.o \
 		-L$(B)/lib -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -ldl \
 		$(LDFLAGS)
 	ln -sf libcuda.so.1 $(B)/lib/libcuda.so
+
+# xcuda-run and its rtld-audit library: every CUDA library a program
+# loads is xcuda's.
+$(AUDIT_SO): guest-lib/audit/audit.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(XCFLAGS) -shared -o $@ $< $(LDFLAGS)
+
+$(XCUDA_RUN): tools/xcuda-run
+	@mkdir -p $(dir $@)
+	install -m 755 $< $@
 
 # The stubs cover every export that no api_*.c defines.
 $(B)/guest-lib/impl.syms: $(GUEST_OBJ)

@@ -49,6 +49,7 @@ for t in "$B"/tests/test_*; do
 	run_suite "$(basename "$t")" env XCUDAD="$B/bin/xcudad" "$t"
 done
 run_suite xcudactl tests/unit/xcudactl-test.sh "$B"
+run_suite xcuda-run tests/unit/xcuda-run-test.sh "$B"
 run_suite xcuda-xl xenstore/test-xcuda-xl.sh
 # `make check` installs what these need first (deps, deps-xen); run by
 # hand elsewhere (a GPU host without Debian's packages), they are skipped.

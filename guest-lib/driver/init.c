@@ -63,7 +63,12 @@ int xc_drv_enter(int need_ctx)
 {
 	CUcontext c;
 
-	if (!__atomic_load_n(&xc_drv_inited, __ATOMIC_ACQUIRE))
+	/*
+	 * The runtime initialises the driver natively: a program that used
+	 * the runtime may call the driver without cuInit (PyTorch does).
+	 */
+	if (!__atomic_load_n(&xc_drv_inited, __ATOMIC_ACQUIRE) &&
+	    (!xc_session_peek() || cuInit(0) != CUDA_SUCCESS))
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!need_ctx)
 		return 0;

@@ -156,6 +156,7 @@ HOSTILE_KO=$TOP/tests/xen/hostile/xcuda-hostile.ko
 XCUDAD=$B/bin/xcudad
 XCUDACTL=$B/bin/xcudactl
 GUESTLIB=$B/lib/libcudart.so.13
+GUESTDRV=$B/lib/libcuda.so.1
 DEMO=$B/demo/demo
 
 # ------------------------------------------------------------------ DomU
@@ -167,6 +168,12 @@ xenstore_clients "$R"
 [ -e "$HOSTILE_KO" ] && install -m 0644 "$HOSTILE_KO" "$R/lib/xcuda/"
 if [ -e "$GUESTLIB" ]; then
 	copy_elf "$R" "$GUESTLIB" "$OPT/lib/libcudart.so.13"
+fi
+# xcuda's driver API beside it: it finds the runtime by its $ORIGIN.
+if [ -e "$GUESTDRV" ]; then
+	export LDD_PATH=$B/lib
+	copy_elf "$R" "$GUESTDRV" "$OPT/lib/libcuda.so.1"
+	unset LDD_PATH
 fi
 # xcudactl and the programs are linked against libcudart, which
 # LD_LIBRARY_PATH resolves to xcuda's own library in the DomU.
@@ -206,6 +213,12 @@ cuda_tests "$R"
 unset KEEP_CUDART
 for f in "$CUDA_HOME"/lib64/libcudart.so.13*; do
 	[ -e "$f" ] && install -D -m 0644 "$(readlink -f "$f")" "$R$f"
+done
+# Dom0 has no driver: what the real one answers without a device stands
+# in for the native runs of the driver API programs.
+for f in "$TOP"/tests/cuda/nodevice/*.out; do
+	[ -e "$f" ] && install -D -m 0644 "$f" \
+		"$R$OPT/tests/cuda/nodevice/${f##*/}"
 done
 install -m 0755 "$HERE/dom0-init.sh" "$R/init"
 install -m 0755 "$HERE/rig-rmmod.sh" "$R/usr/bin/rig-rmmod"

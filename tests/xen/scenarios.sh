@@ -107,6 +107,13 @@ sc_cuda_compare() {
 		(cd / && timeout 120 "$OPT/tests/cuda/$p") </dev/null \
 			>"$W/cmp/$p.native.raw" 2>"$W/cmp/$p.native.err"
 		cc_nrc=$?
+		# A driver API program needs a driver to run natively: Dom0 has
+		# none, so the real driver's answers without a device stand in.
+		cc_ref=$OPT/tests/cuda/nodevice/$p.out
+		if [ "$cc_nrc" = 127 ] && [ -f "$cc_ref" ]; then
+			sed '$d' "$cc_ref" >"$W/cmp/$p.native.raw"
+			cc_nrc=$(sed -n '$s/^exit status: //p' "$cc_ref")
+		fi
 		# the same output path as the DomU's: line by line, \r dropped
 		while IFS= read -r l || [ -n "$l" ]; do
 			printf '%s\n' "$l"

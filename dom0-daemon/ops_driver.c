@@ -431,3 +431,66 @@ int xd_check_drv_granularity_prop(
 	(void)s;
 	return xd_drv_prop_ok(&a->prop) ? 0 : CUDA_ERROR_INVALID_VALUE;
 }
+
+enum { XD_TM_TILED, XD_TM_IM2COL, XD_TM_IM2COL_WIDE, XD_TM_REPLACE };
+
+/* An array the program gave (@bit of present), or NULL as it gave. */
+#define XD_TM_ARG(a, bit, field) \
+	(((a)->present & (1u << (bit))) ? (a)->field : NULL)
+
+int xd_op_drv_tensor_map_encode(
+	struct xd_session *s, const struct xcuda_drv_tensor_map_encode_args *a,
+	struct xd_call *call)
+{
+	CUtensorMap map;
+	void *g = (void *)(uintptr_t)a->address;
+	void *fn;
+	int err;
+
+	(void)call;
+	if (a->map.len != sizeof(map) || a->rsvd || a->rank > 5 ||
+	    (a->present & ~0x3fu))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(&map, s->chan->arena + a->map.off, sizeof(map));
+	switch (a->how) {
+	case XD_TM_TILED:
+		fn = xd_drv_sym("cuTensorMapEncodeTiled");
+		err = !fn ? CUDA_ERROR_NOT_INITIALIZED :
+		      ((__typeof__(&cuTensorMapEncodeTiled))fn)(
+			      &map, a->dtype, a->rank, g,
+			      XD_TM_ARG(a, 0, dims), XD_TM_ARG(a, 1, strides),
+			      XD_TM_ARG(a, 2, box), XD_TM_ARG(a, 3, estrides),
+			      a->interleave, a->swizzle, a->l2, a->oob);
+		break;
+	case XD_TM_IM2COL:
+		fn = xd_drv_sym("cuTensorMapEncodeIm2col");
+		err = !fn ? CUDA_ERROR_NOT_INITIALIZED :
+		      ((__typeof__(&cuTensorMapEncodeIm2col))fn)(
+			      &map, a->dtype, a->rank, g,
+			      XD_TM_ARG(a, 0, dims), XD_TM_ARG(a, 1, strides),
+			      XD_TM_ARG(a, 4, lower), XD_TM_ARG(a, 5, upper),
+			      a->channels, a->pixels, XD_TM_ARG(a, 3, estrides),
+			      a->interleave, a->swizzle, a->l2, a->oob);
+		break;
+	case XD_TM_IM2COL_WIDE:
+		fn = xd_drv_sym("cuTensorMapEncodeIm2colWide");
+		err = !fn ? CUDA_ERROR_NOT_INITIALIZED :
+		      ((__typeof__(&cuTensorMapEncodeIm2colWide))fn)(
+			      &map, a->dtype, a->rank, g,
+			      XD_TM_ARG(a, 0, dims), XD_TM_ARG(a, 1, strides),
+			      a->lower_w, a->upper_w, a->channels, a->pixels,
+			      XD_TM_ARG(a, 3, estrides), a->interleave, a->mode,
+			      a->swizzle, a->l2, a->oob);
+		break;
+	case XD_TM_REPLACE:
+		fn = xd_drv_sym("cuTensorMapReplaceAddress");
+		err = !fn ? CUDA_ERROR_NOT_INITIALIZED :
+		      ((__typeof__(&cuTensorMapReplaceAddress))fn)(&map, g);
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (!err)
+		xd_arena_put(s, &a->map, (const uint8_t *)&map);
+	return err;
+}

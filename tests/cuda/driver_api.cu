@@ -366,6 +366,37 @@ int main(int argc, char **argv)
 	printf("pitch: %zu\n", pitch);
 	CKD(cuMemFree(pitched));
 
+	/* Tensor maps, built by the driver on the host. */
+	CUtensorMap tm;
+	cuuint64_t gdim[6] = { 256, 16, 1, 1, 1, 1 };
+	cuuint64_t gstr[5] = { 1024, 1024, 1024, 1024, 1024 };
+	cuuint32_t box[6] = { 32, 8, 1, 1, 1, 1 };
+	cuuint32_t es[6] = { 1, 1, 1, 1, 1, 1 };
+	memset(&tm, 0, sizeof(tm));
+	SHOWD(cuTensorMapEncodeTiled(&tm, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+				     (void *)(uintptr_t)da, gdim, gstr, box,
+				     es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+				     CU_TENSOR_MAP_SWIZZLE_NONE,
+				     CU_TENSOR_MAP_L2_PROMOTION_NONE,
+				     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+	ok = 0;
+	for (i = 0; i < 16; i++)
+		ok |= tm.opaque[i] != 0;
+	expect(ok, "a tensor map built");
+	SHOWD(cuTensorMapReplaceAddress(&tm, (void *)(uintptr_t)db));
+	SHOWD(cuTensorMapEncodeTiled(&tm, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 6,
+				     (void *)(uintptr_t)da, gdim, gstr, box,
+				     es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+				     CU_TENSOR_MAP_SWIZZLE_NONE,
+				     CU_TENSOR_MAP_L2_PROMOTION_NONE,
+				     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+	SHOWD(cuTensorMapEncodeTiled(&tm, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+				     (void *)(uintptr_t)(da + 4), gdim, gstr,
+				     box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+				     CU_TENSOR_MAP_SWIZZLE_NONE,
+				     CU_TENSOR_MAP_L2_PROMOTION_NONE,
+				     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+
 	CKD(cuEventDestroy(e0));
 	CKD(cuEventDestroy(e1));
 	CKD(cuStreamDestroy(st));

@@ -494,3 +494,51 @@ int xd_op_drv_tensor_map_encode(
 		xd_arena_put(s, &a->map, (const uint8_t *)&map);
 	return err;
 }
+
+int xd_op_drv_pointer_get_attribute(
+	struct xd_session *s,
+	const struct xcuda_drv_pointer_get_attribute_args *a,
+	struct xcuda_drv_pointer_get_attribute_res *r, struct xd_call *call)
+{
+	__typeof__(&cuPointerGetAttribute) get = XD_DRV(cuPointerGetAttribute);
+	CUpointer_attribute attr = (CUpointer_attribute)a->attr;
+	uint8_t v0[16], v1[16];
+	uint32_t h;
+	int err, i;
+
+	(void)call;
+	if (a->rsvd)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!get)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	/* The guest's context is its device's: answer the ordinal. */
+	if (attr == CU_POINTER_ATTRIBUTE_CONTEXT)
+		attr = CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL;
+	memset(v0, 0, sizeof(v0));
+	memset(v1, 0xff, sizeof(v1));
+	err = get(v0, attr, (CUdeviceptr)a->ptr);
+	if (!err)
+		err = get(v1, attr, (CUdeviceptr)a->ptr);
+	if (err)
+		return err;
+	/* What the driver wrote differs from one fill or the other. */
+	for (i = sizeof(v0); i > 0 && v0[i - 1] == 0 && v1[i - 1] == 0xff;
+	     i--)
+		;
+	r->size = (uint32_t)i;
+	memcpy(r->value, v0, sizeof(v0));
+	if (attr == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE) {
+		void *pool;
+
+		memcpy(&pool, v0, sizeof(pool));
+		h = 0;
+		/* CUDA's pool: the session's handle for it, borrowed. */
+		if (pool && xd_object_add(&s->objects[XD_H_MEMPOOL], pool,
+					  s->device, 1, &h))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memset(r->value, 0, sizeof(r->value));
+		memcpy(r->value, &h, sizeof(h));
+		r->size = sizeof(void *);
+	}
+	return 0;
+}

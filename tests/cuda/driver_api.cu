@@ -252,6 +252,45 @@ int main(int argc, char **argv)
 		ok &= pinned[i] == 2.0f;
 	expect(ok, "stream work in order");
 
+	/* Pointer attributes: device memory, pinned host memory, neither. */
+	unsigned int mt = 0;
+	CUcontext pctx = NULL;
+	CUdeviceptr rstart = 0;
+	size_t rsize = 0;
+	unsigned long long bid = 0;
+	int ord = -1;
+	CKD(cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, da));
+	printf("device memory type: %u\n", mt);
+	CKD(cuPointerGetAttribute(&pctx, CU_POINTER_ATTRIBUTE_CONTEXT, da));
+	expect(pctx == ctx, "its context");
+	CKD(cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+				  da));
+	printf("its device: %d\n", ord);
+	CKD(cuPointerGetAttribute(&rstart, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+				  da + 100));
+	CKD(cuPointerGetAttribute(&rsize, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+				  da + 100));
+	expect(rstart == da && rsize == sizeof(ha), "its range");
+	CKD(cuPointerGetAttribute(&bid, CU_POINTER_ATTRIBUTE_BUFFER_ID, da));
+	expect(bid != 0, "a buffer id");
+	mt = 0;
+	CKD(cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+				  (CUdeviceptr)(uintptr_t)pinned));
+	printf("pinned memory type: %u\n", mt);
+	void *hp = NULL;
+	CKD(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER,
+				  (CUdeviceptr)(uintptr_t)pinned));
+	expect(hp == pinned, "its host pointer");
+	SHOWD(cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+				    (CUdeviceptr)0x1000));
+	CUpointer_attribute al[2] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+				      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL };
+	ord = 77;
+	mt = 77;
+	void *dl[2] = { &mt, &ord };
+	SHOWD(cuPointerGetAttributes(2, al, dl, (CUdeviceptr)0x1000));
+	printf("unknown pointer's values: %u %d\n", mt, ord);
+
 	/* The runtime alongside: its memory and the driver's stream. */
 	float *rt = NULL;
 	if (cudaMalloc((void **)&rt, sizeof(ha)) != cudaSuccess)

@@ -283,6 +283,38 @@ static CUresult xc_pack(const struct xc_drv_func *f, void **kernelParams,
 }
 
 /*
+ * Posts DRV_LAUNCH_KERNEL with @size bytes of parameters staged in the
+ * arena (freed when the worker answers), as the runtime's launches are
+ * posted: a later synchronising call reports the driver's error.
+ */
+static CUresult xc_launch_post(struct xcuda_drv_launch_kernel_args *a,
+			       const uint8_t *buf, uint32_t size)
+{
+	struct xc_session *s = xc_session_peek();
+	struct xcuda_request req;
+	uint64_t off = UINT64_MAX, got;
+	cudaError_t err;
+
+	if (!s)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&s->lock);
+	if (size) {
+		off = xc_staging_get(s, size, size, &got);
+		if (off == UINT64_MAX) {
+			pthread_mutex_unlock(&s->lock);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		memcpy(xc_arena_ptr(s, off), buf, size);
+		a->params = (struct xcuda_extent){ (uint32_t)off, size };
+	}
+	xc_req_init(&req, XCUDA_OP_DRV_LAUNCH_KERNEL, sizeof(*a));
+	memcpy(req.args, a, sizeof(*a));
+	err = xc_post_locked(s, &req, off);
+	pthread_mutex_unlock(&s->lock);
+	return xc_drv_result(err);
+}
+
+/*
  * One launch: DRV_LAUNCH_KERNEL, or with @coop DRV_LAUNCH_COOPERATIVE,
  * whose arguments are laid out alike.
  */
@@ -313,6 +345,10 @@ static CUresult xc_launch(CUfunction fn, unsigned int gx, unsigned int gy,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	err = xc_pack(&f, kernelParams, extra, buf);
+	/* The configuration's errors are the call's own, as natively. */
+	if (!err && xc_launch_check(NULL, (dim3){ gx, gy, gz },
+				    (dim3){ bx, by, bz }, shmem))
+		err = CUDA_ERROR_INVALID_VALUE;
 	if (!err) {
 		a.grid[0] = gx;
 		a.grid[1] = gy;
@@ -322,15 +358,18 @@ static CUresult xc_launch(CUfunction fn, unsigned int gx, unsigned int gy,
 		a.block[2] = bz;
 		a.shmem = shmem;
 		a.nparams = f.nparams;
-		x = (struct xc_xfer){ f.size ? buf : NULL, f.size, XC_XFER_IN,
-				      &a.params };
 		_Static_assert(sizeof(a) ==
 			       sizeof(struct xcuda_drv_launch_cooperative_args),
 			       "launch layouts");
-		err = xc_drv_result(xc_drv_forward_xfer(
-			coop ? XCUDA_OP_DRV_LAUNCH_COOPERATIVE :
-			       XCUDA_OP_DRV_LAUNCH_KERNEL,
-			&a, sizeof(a), NULL, 0, &x, 1));
+		if (coop) {
+			x = (struct xc_xfer){ f.size ? buf : NULL, f.size,
+					      XC_XFER_IN, &a.params };
+			err = xc_drv_result(xc_drv_forward_xfer(
+				XCUDA_OP_DRV_LAUNCH_COOPERATIVE, &a, sizeof(a),
+				NULL, 0, &x, 1));
+		} else {
+			err = xc_launch_post(&a, buf, f.size);
+		}
 	}
 	free(buf);
 	free(f.layout);

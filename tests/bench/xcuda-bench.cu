@@ -10,7 +10,8 @@
  *   metric,size_bytes,value,unit
  *
  * Rows: per-launch host cost of an empty kernel (100000 launches, no
- * synchronisation in the loop), launch + cudaDeviceSynchronize,
+ * synchronisation in the loop), launch + cudaDeviceSynchronize, the same
+ * two through the driver API (cuLaunchKernel, cuCtxSynchronize),
  * cudaMalloc + cudaFree, 4-byte cudaMemcpy H2D and D2H, bandwidth H2D
  * and D2H from pinned (cudaMallocHost) and pageable (malloc) memory for
  * 4 KiB .. 256 MiB and from malloc memory registered with
@@ -22,8 +23,9 @@
  *   xcuda-bench [--smoke] [--reps N] [--only GROUP[,GROUP...]]
  *
  * --smoke: tiny counts, for CI (checks that it runs, measures nothing).
- * --only: just these groups of rows: launch, graph, malloc, small, pinned,
- * pageable, registered, compute (to measure one lever without the rest).
+ * --only: just these groups of rows: launch, driver, graph, malloc, small,
+ * pinned, pageable, registered, managed, compute (to measure one lever
+ * without the rest).
  */
 #include <algorithm>
 #include <chrono>
@@ -131,6 +133,76 @@ static void bench_launch()
 		v.push_back((now_s() - t0) / m * 1e6);
 	}
 	row("launch_sync", 0, median(v), "us");
+}
+
+/* An empty kernel as PTX, for the driver API's own module loading. */
+static const char drv_ptx[] =
+	".version 7.0\n.target sm_70\n.address_size 64\n"
+	".visible .entry drv_empty()\n{\n\tret;\n}\n";
+
+/* A driver function, through the runtime: the same way in both runs. */
+template <typename T> static T drv(const char *name)
+{
+	void *p = NULL;
+	cudaDriverEntryPointQueryResult q;
+
+	/* 12.0's: at 13.0 cuCtxSynchronize takes a context. */
+	CK(cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault,
+					    &q));
+	if (!p || q != cudaDriverEntryPointSuccess) {
+		fprintf(stderr, "xcuda-bench: no %s\n", name);
+		exit(2);
+	}
+	return (T)p;
+}
+
+/*
+ * The driver API's launches (cuLaunchKernel of a module the program
+ * loaded, as CuPy, Triton and NVRTC users launch): the host's cost per
+ * launch, and a launch with cuCtxSynchronize.
+ */
+static void bench_driver()
+{
+	typedef int (*load_t)(void **, const void *);
+	typedef int (*get_t)(void **, void *, const char *);
+	typedef int (*launch_t)(void *, unsigned, unsigned, unsigned,
+				unsigned, unsigned, unsigned, unsigned, void *,
+				void **, void **);
+	typedef int (*sync_t)(void);
+	load_t load = drv<load_t>("cuModuleLoadData");
+	get_t get = drv<get_t>("cuModuleGetFunction");
+	launch_t launch = drv<launch_t>("cuLaunchKernel");
+	sync_t sync = drv<sync_t>("cuCtxSynchronize");
+	const int n = smoke ? 100 : 100000, m = smoke ? 10 : 10000;
+	void *mod = NULL, *fn = NULL;
+	std::vector<double> v;
+
+	if (load(&mod, drv_ptx) || get(&fn, mod, "drv_empty") ||
+	    launch(fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL) || sync()) {
+		fprintf(stderr, "xcuda-bench: the driver's module failed\n");
+		exit(2);
+	}
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_s();
+		for (int i = 0; i < n; i++)
+			launch(fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+		double t1 = now_s();
+		if (sync())
+			exit(2);
+		v.push_back((t1 - t0) / n * 1e6);
+	}
+	row("drv_launch_host", 0, median(v), "us");
+	v.clear();
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_s();
+		for (int i = 0; i < m; i++) {
+			launch(fn, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+			if (sync())
+				exit(2);
+		}
+		v.push_back((now_s() - t0) / m * 1e6);
+	}
+	row("drv_launch_sync", 0, median(v), "us");
 }
 
 /*
@@ -377,6 +449,8 @@ int main(int argc, char **argv)
 	printf("metric,size_bytes,value,unit\n");
 	if (want("launch"))
 		bench_launch();
+	if (want("driver"))
+		bench_driver();
 	if (want("graph"))
 		bench_graph();
 	if (want("malloc"))

@@ -10,48 +10,11 @@
  * and error code.  The kernels are driver_kernels.cu, built beside this
  * program as .fatbin and .ptx.
  */
-#include <cuda.h>
+#include "common/xct_drv.h"
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-static const char *cu_name(CUresult r)
-{
-	const char *s = NULL;
-
-	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s)
-		return "(unknown)";
-	return s;
-}
-
-/* SHOWD(call): "call -> NAME"; the result. */
-#define SHOWD(call) show_cu((call), #call)
-/* CKD(call): must succeed. */
-#define CKD(call) check_cu((call), #call)
-
-static CUresult show_cu(CUresult r, const char *what)
-{
-	printf("%s -> %s\n", what, cu_name(r));
-	return r;
-}
-
-static void check_cu(CUresult r, const char *what)
-{
-	if (r != CUDA_SUCCESS) {
-		printf("FAILED %s: %s\n", what, cu_name(r));
-		exit(1);
-	}
-}
-
-static void expect(int ok, const char *what)
-{
-	printf("%s: %s\n", what, ok ? "yes" : "no");
-	if (!ok)
-		failures++;
-}
 
 /* A file, whole, NUL-terminated; NULL if it cannot be read. */
 static char *slurp(const char *path)
@@ -105,14 +68,14 @@ int main(int argc, char **argv)
 	SHOWD(cuDeviceGetCount(&count));
 	SHOWD(cuInit(0));
 	CKD(cuDeviceGetCount(&count));
-	expect(count >= 1, "a device");
+	xct_drv_expect(count >= 1, "a device");
 	CKD(cuDeviceGet(&dev, 0));
 	SHOWD(cuDeviceGet(&dev, 999));
 	CKD(cuDeviceGet(&dev, 0));
 	CKD(cuDeviceGetName(name, sizeof(name), dev));
 	printf("name: %s\n", name);
 	CKD(cuDeviceTotalMem(&bytes, dev));
-	expect(bytes > (1ull << 30), "more than 1 GiB");
+	xct_drv_expect(bytes > (1ull << 30), "more than 1 GiB");
 	CKD(cuDeviceGetAttribute(&major,
 				 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
 				 dev));
@@ -125,16 +88,16 @@ int main(int argc, char **argv)
 	ok = 0;
 	for (i = 0; i < 16; i++)
 		ok |= uuid.bytes[i];
-	expect(ok, "uuid not zero");
+	xct_drv_expect(ok, "uuid not zero");
 
 	SHOWD(cuMemAlloc(&da, 16));
 	CKD(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CKD(cuCtxSetCurrent(ctx));
 	CKD(cuCtxGetCurrent(&cur));
-	expect(cur == ctx, "the primary context is current");
+	xct_drv_expect(cur == ctx, "the primary context is current");
 	CUdevice cd;
 	CKD(cuCtxGetDevice(&cd));
-	expect(cd == dev, "its device");
+	xct_drv_expect(cd == dev, "its device");
 	unsigned int flags;
 	int active;
 	CKD(cuDevicePrimaryCtxGetState(dev, &flags, &active));
@@ -151,7 +114,7 @@ int main(int argc, char **argv)
 	printf("global counter: %zu bytes\n", bytes);
 	snprintf(path, sizeof(path), "%s.ptx", argv[0]);
 	ptx = slurp(path);
-	expect(ptx != NULL, "PTX read");
+	xct_drv_expect(ptx != NULL, "PTX read");
 	CKD(cuModuleLoadData(&ptxmod, ptx));
 	CKD(cuModuleGetFunction(&scale, ptxmod, "scale"));
 
@@ -173,7 +136,7 @@ int main(int argc, char **argv)
 	ok = 1;
 	for (i = 0; i < N; i++)
 		ok &= hc[i] == (float)(3 * i + 1);
-	expect(ok, "vadd through kernelParams");
+	xct_drv_expect(ok, "vadd through kernelParams");
 
 	/* scale from the PTX module, then a device-to-device copy. */
 	float two = 2.0f;
@@ -185,7 +148,7 @@ int main(int argc, char **argv)
 	ok = 1;
 	for (i = 0; i < N; i++)
 		ok &= ha[i] == (float)(6 * i + 2);
-	expect(ok, "scale from PTX, then device to device");
+	xct_drv_expect(ok, "scale from PTX, then device to device");
 
 	/* A structure by value and a char, packed in a buffer (extra). */
 	struct {
@@ -225,7 +188,7 @@ int main(int argc, char **argv)
 	CKD(cuMemcpyDtoH(words, dc, sizeof(words)));
 	printf("memset: %08x %08x\n", words[0], words[1]);
 	CKD(cuMemGetInfo(&fr, &tot));
-	expect(fr <= tot && tot > 0, "free <= total");
+	xct_drv_expect(fr <= tot && tot > 0, "free <= total");
 
 	/* A stream and events; async copies from pinned memory. */
 	float *pinned;
@@ -244,13 +207,13 @@ int main(int argc, char **argv)
 	CKD(cuEventSynchronize(e1));
 	float ms = -1;
 	CKD(cuEventElapsedTime(&ms, e0, e1));
-	expect(ms >= 0, "elapsed time");
+	xct_drv_expect(ms >= 0, "elapsed time");
 	CKD(cuStreamSynchronize(st));
 	SHOWD(cuStreamQuery(st));
 	ok = 1;
 	for (i = 0; i < N; i++)
 		ok &= pinned[i] == 2.0f;
-	expect(ok, "stream work in order");
+	xct_drv_expect(ok, "stream work in order");
 
 	/* Pointer attributes: device memory, pinned host memory, neither. */
 	unsigned int mt = 0;
@@ -262,7 +225,7 @@ int main(int argc, char **argv)
 	CKD(cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, da));
 	printf("device memory type: %u\n", mt);
 	CKD(cuPointerGetAttribute(&pctx, CU_POINTER_ATTRIBUTE_CONTEXT, da));
-	expect(pctx == ctx, "its context");
+	xct_drv_expect(pctx == ctx, "its context");
 	CKD(cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 				  da));
 	printf("its device: %d\n", ord);
@@ -270,9 +233,9 @@ int main(int argc, char **argv)
 				  da + 100));
 	CKD(cuPointerGetAttribute(&rsize, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
 				  da + 100));
-	expect(rstart == da && rsize == sizeof(ha), "its range");
+	xct_drv_expect(rstart == da && rsize == sizeof(ha), "its range");
 	CKD(cuPointerGetAttribute(&bid, CU_POINTER_ATTRIBUTE_BUFFER_ID, da));
-	expect(bid != 0, "a buffer id");
+	xct_drv_expect(bid != 0, "a buffer id");
 	mt = 0;
 	CKD(cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 				  (CUdeviceptr)(uintptr_t)pinned));
@@ -280,7 +243,7 @@ int main(int argc, char **argv)
 	void *hp = NULL;
 	CKD(cuPointerGetAttribute(&hp, CU_POINTER_ATTRIBUTE_HOST_POINTER,
 				  (CUdeviceptr)(uintptr_t)pinned));
-	expect(hp == pinned, "its host pointer");
+	xct_drv_expect(hp == pinned, "its host pointer");
 	SHOWD(cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
 				    (CUdeviceptr)0x1000));
 	CUpointer_attribute al[2] = { CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
@@ -300,14 +263,14 @@ int main(int argc, char **argv)
 			    (cudaStream_t)st) != cudaSuccess ||
 	    cudaStreamSynchronize((cudaStream_t)st) != cudaSuccess)
 		printf("runtime on the driver's stream failed\n");
-	expect(!memcmp(ha, hb, sizeof(ha)), "runtime memory, driver copies");
+	xct_drv_expect(!memcmp(ha, hb, sizeof(ha)), "runtime memory, driver copies");
 	cudaFree(rt);
 	void *fn = NULL;
 	cudaDriverEntryPointQueryResult q;
 	printf("cudaGetDriverEntryPointByVersion: %s\n",
 	       cudaGetErrorName(cudaGetDriverEntryPointByVersion(
 		       "cuMemAlloc", &fn, 13000, cudaEnableDefault, &q)));
-	expect(fn && q == cudaDriverEntryPointSuccess, "runtime finds it");
+	xct_drv_expect(fn && q == cudaDriverEntryPointSuccess, "runtime finds it");
 	cudaError_t re = cudaGetDriverEntryPointByVersion(
 		"cuNoSuchFunction", &fn, 13000, cudaEnableDefault, &q);
 	printf("unknown symbol: %s, status %d, function: %s\n",
@@ -397,7 +360,7 @@ int main(int argc, char **argv)
 	CUdevice again;
 	CKD(cuDeviceGetPCIBusId(bus, sizeof(bus), dev));
 	CKD(cuDeviceGetByPCIBusId(&again, bus));
-	expect(again == dev, "PCI bus id round trip");
+	xct_drv_expect(again == dev, "PCI bus id round trip");
 	CUdeviceptr pitched;
 	size_t pitch = 0;
 	SHOWD(cuMemAllocPitch(&pitched, &pitch, 100, 10, 3));
@@ -421,7 +384,7 @@ int main(int argc, char **argv)
 	ok = 0;
 	for (i = 0; i < 16; i++)
 		ok |= tm.opaque[i] != 0;
-	expect(ok, "a tensor map built");
+	xct_drv_expect(ok, "a tensor map built");
 	SHOWD(cuTensorMapReplaceAddress(&tm, (void *)(uintptr_t)db));
 	SHOWD(cuTensorMapEncodeTiled(&tm, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 6,
 				     (void *)(uintptr_t)da, gdim, gstr, box,
@@ -447,6 +410,6 @@ int main(int argc, char **argv)
 	CKD(cuModuleUnload(ptxmod));
 	CKD(cuModuleUnload(mod));
 	CKD(cuDevicePrimaryCtxRelease(dev));
-	printf("driver_api: %s\n", failures ? "FAILED" : "PASSED");
-	return failures ? 1 : 0;
+	printf("driver_api: %s\n", xct_drv_failures ? "FAILED" : "PASSED");
+	return xct_drv_failures ? 1 : 0;
 }

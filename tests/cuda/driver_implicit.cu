@@ -5,18 +5,9 @@
  * context current, so the driver's calls work and see that context.
  * Before any runtime call they answer CUDA_ERROR_NOT_INITIALIZED.
  */
-#include <cuda.h>
+#include "common/xct_drv.h"
 #include <cuda_runtime.h>
 #include <stdio.h>
-
-static const char *cu_name(CUresult r)
-{
-	const char *s = NULL;
-
-	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s)
-		return "(unknown)";
-	return s;
-}
 
 int main(void)
 {
@@ -27,22 +18,22 @@ int main(void)
 	CUresult r;
 
 	r = cuDeviceGetCount(&n);
-	printf("before the runtime: %s\n", cu_name(r));
+	printf("before the runtime: %s\n", xct_cu_name(r));
 	if (cudaFree(0) != cudaSuccess) {
 		printf("cudaFree(0) failed\n");
 		return 1;
 	}
 	r = cuCtxGetCurrent(&ctx);
-	printf("cuCtxGetCurrent: %s, a context: %s\n", cu_name(r),
+	printf("cuCtxGetCurrent: %s, a context: %s\n", xct_cu_name(r),
 	       ctx ? "yes" : "no");
 	r = cuDevicePrimaryCtxGetState(0, &flags, &active);
-	printf("primary context state: %s, active: %s\n", cu_name(r),
+	printf("primary context state: %s, active: %s\n", xct_cu_name(r),
 	       active ? "yes" : "no");
 	r = cuDevicePrimaryCtxRetain(&primary, 0);
-	printf("retain: %s, the current one: %s\n", cu_name(r),
+	printf("retain: %s, the current one: %s\n", xct_cu_name(r),
 	       primary == ctx ? "yes" : "no");
 	r = cuMemAlloc(&p, 1024);
-	printf("cuMemAlloc: %s\n", cu_name(r));
+	printf("cuMemAlloc: %s\n", xct_cu_name(r));
 	if (!r)
 		printf("cudaFree of it: %s\n",
 		       cudaGetErrorName(cudaFree((void *)(uintptr_t)p)));

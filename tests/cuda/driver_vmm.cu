@@ -10,46 +10,11 @@
  * (A handle never made crashes the native driver: tests/unit/test_driver
  * shows the worker refusing it.)
  */
-#include <cuda.h>
+#include "common/xct_drv.h"
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int failures;
-
-static const char *cu_name(CUresult r)
-{
-	const char *s = NULL;
-
-	if (cuGetErrorName(r, &s) != CUDA_SUCCESS || !s)
-		return "(unknown)";
-	return s;
-}
-
-#define SHOWD(call) show_cu((call), #call)
-#define CKD(call) check_cu((call), #call)
-
-static CUresult show_cu(CUresult r, const char *what)
-{
-	printf("%s -> %s\n", what, cu_name(r));
-	return r;
-}
-
-static void check_cu(CUresult r, const char *what)
-{
-	if (r != CUDA_SUCCESS) {
-		printf("FAILED %s: %s\n", what, cu_name(r));
-		exit(1);
-	}
-}
-
-static void expect(int ok, const char *what)
-{
-	printf("%s: %s\n", what, ok ? "yes" : "no");
-	if (!ok)
-		failures++;
-}
 
 int main(void)
 {
@@ -103,16 +68,16 @@ int main(void)
 	ok = host[0] == 0xabcdef01u && host[2 * size / 4 - 1] == 0xabcdef01u;
 	for (i = 0; i < 1024; i++)
 		ok &= host[(size - 2048) / 4 + i] == (unsigned int)i;
-	expect(ok, "memset and copies across the seam");
+	xct_drv_expect(ok, "memset and copies across the seam");
 
 	CKD(cuMemGetAllocationPropertiesFromHandle(&got, h[1]));
-	expect(got.type == prop.type && got.location.id == dev,
+	xct_drv_expect(got.type == prop.type && got.location.id == dev,
 	       "properties from the handle");
 	CKD(cuMemRetainAllocationHandle(&back, (void *)(uintptr_t)(va + size)));
-	expect(back == h[1], "the handle back from its address");
+	xct_drv_expect(back == h[1], "the handle back from its address");
 	CKD(cuMemRelease(back));
 	CKD(cuMemGetAddressRange(&base, &rsize, va + size + 100));
-	expect(base == va + size && rsize == size, "its address range");
+	xct_drv_expect(base == va + size && rsize == size, "its address range");
 
 	SHOWD(cuMemAddressFree(va, 2 * size));
 
@@ -123,6 +88,6 @@ int main(void)
 	CKD(cuMemAddressFree(va, 2 * size));
 	free(host);
 	CKD(cuDevicePrimaryCtxRelease(dev));
-	printf("driver_vmm: %s\n", failures ? "FAILED" : "PASSED");
-	return failures ? 1 : 0;
+	printf("driver_vmm: %s\n", xct_drv_failures ? "FAILED" : "PASSED");
+	return xct_drv_failures ? 1 : 0;
 }

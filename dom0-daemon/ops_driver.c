@@ -542,3 +542,30 @@ int xd_op_drv_pointer_get_attribute(
 	}
 	return 0;
 }
+
+int xd_op_drv_occ_potential_block(
+	struct xd_session *s,
+	const struct xcuda_drv_occ_potential_block_args *a,
+	struct xcuda_drv_occ_potential_block_res *r,
+	struct xd_call *call)
+{
+	__typeof__(&cuOccupancyMaxPotentialBlockSizeWithFlags) occ =
+		XD_DRV(cuOccupancyMaxPotentialBlockSizeWithFlags);
+	int min_grid = 0, block = 0, err;
+	CUfunction f;
+
+	(void)call;
+	if (a->rsvd)
+		return CUDA_ERROR_INVALID_VALUE;
+	f = xd_object_get(&s->objects[XD_H_CUFUNC], a->func);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!occ)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	/* No callback: it would be the guest's, run here. */
+	err = occ(&min_grid, &block, f, NULL, (size_t)a->dsmem, a->limit,
+		  a->flags);
+	r->min_grid = min_grid;
+	r->block = block;
+	return err;
+}

@@ -460,3 +460,87 @@ CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
 	free(f.layout);
 	return (CUresult)err;
 }
+
+/*
+ * With a callback, the guest computes: for each block size a multiple of
+ * the warp's, up to the function's and the program's limits, the blocks
+ * a multiprocessor holds with the shared memory the callback asks for;
+ * the size that keeps the most threads busy wins, the larger on a tie.
+ */
+static CUresult xc_occupancy_local(int *min_grid, int *block, CUfunction f,
+				   CUoccupancyB2DSize b2d, int limit,
+				   unsigned int flags)
+{
+	int max_threads, warp, sms, dev, size, blocks, best = 0, best_b = 0;
+	CUresult err;
+
+	err = cuFuncGetAttribute(&max_threads,
+				 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
+	if (!err)
+		err = cuCtxGetDevice(&dev);
+	if (!err)
+		err = cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+					   dev);
+	if (!err)
+		err = cuDeviceGetAttribute(
+			&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+	if (err)
+		return err;
+	if (limit > 0 && limit < max_threads)
+		max_threads = limit;
+	for (size = max_threads / warp * warp; size > 0; size -= warp) {
+		err = cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+			&blocks, f, size, b2d(size), flags);
+		if (err)
+			return err;
+		if (blocks * size > best) {
+			best = blocks * size;
+			best_b = size;
+		}
+	}
+	*block = best_b;
+	*min_grid = best_b ? best / best_b * sms : 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(
+	int *minGridSize, int *blockSize, CUfunction func,
+	CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+	int blockSizeLimit, unsigned int flags)
+{
+	struct xcuda_drv_occ_potential_block_args a;
+	struct xcuda_drv_occ_potential_block_res r = { 0, 0 };
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	if (!minGridSize || !blockSize)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&a, 0, sizeof(a));
+	if (!func || xc_handle_in(func, &a.func))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (blockSizeToDynamicSMemSize)
+		return xc_occupancy_local(minGridSize, blockSize, func,
+					  blockSizeToDynamicSMemSize,
+					  blockSizeLimit, flags);
+	a.flags = flags;
+	a.dsmem = dynamicSMemSize;
+	a.limit = blockSizeLimit;
+	err = xc_drv_forward(XCUDA_OP_DRV_OCC_POTENTIAL_BLOCK,
+			     &a, sizeof(a), &r, sizeof(r));
+	if (err)
+		return xc_drv_result(err);
+	*minGridSize = r.min_grid;
+	*blockSize = r.block;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(
+	int *minGridSize, int *blockSize, CUfunction func,
+	CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+	int blockSizeLimit)
+{
+	return cuOccupancyMaxPotentialBlockSizeWithFlags(
+		minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
+		dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
+}

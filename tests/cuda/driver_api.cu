@@ -37,6 +37,12 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* Shared memory a block of @threads asks for (an occupancy callback). */
+static size_t smem_per_block(int threads)
+{
+	return (size_t)threads * 48;
+}
+
 struct drv_args {
 	int a;
 	double b;
@@ -344,6 +350,12 @@ int main(int argc, char **argv)
 		       off, sz);
 	}
 	SHOWD(cuFuncGetParamInfo(take, 3, NULL, NULL));
+	int mg = 0, bs = 0;
+	CKD(cuOccupancyMaxPotentialBlockSize(&mg, &bs, vadd, NULL, 0, 0));
+	printf("potential block size: %d, grid %d\n", bs, mg);
+	CKD(cuOccupancyMaxPotentialBlockSize(&mg, &bs, vadd, smem_per_block,
+					     0, 512));
+	printf("with a callback and a limit: %d, grid %d\n", bs, mg);
 	CUmoduleLoadingMode lm;
 	CKD(cuModuleGetLoadingMode(&lm));
 	printf("loading mode: %d\n", (int)lm);

@@ -38,7 +38,7 @@ included() {
 }
 
 build_one() {
-	local src=$1 out=$2 dir=$3 flags=() name srcs f
+	local src=$1 out=$2 dir=$3 flags=() fatbins=() name srcs f k
 	name=$(basename "$dir")
 	# The sources at the top or under src/, and %FILE flags: a file of
 	# the checkout's (shared helpers of Common/).
@@ -49,8 +49,22 @@ build_one() {
 		case $f in
 		@*) ;;
 		%*) srcs+=("$src/${f#%}") ;;
+		# &KERNEL.cu=NAME.fatbin: a module the program loads itself
+		# (the driver API), built beside its data, not linked in.
+		'&'*) fatbins+=("${f#&}") ;;
 		*) flags+=("$f") ;;
 		esac
+	done
+	for f in ${fatbins[@]+"${fatbins[@]}"}; do
+		k=$src/Samples/$dir/${f%%=*}
+		mapfile -t srcs < <(printf '%s\n' "${srcs[@]}" | grep -vxF "$k")
+		mkdir -p "$out/data/$dir"
+		if ! "$NVCC" -arch=sm_90 -fatbin -I"$src/Common" \
+			-o "$out/data/$dir/${f#*=}" "$k" \
+			>"$out/build/$name.fatbin.log" 2>&1; then
+			echo "BUILD-FAIL $dir (see $out/build/$name.fatbin.log)"
+			return
+		fi
 	done
 	if "$NVCC" -arch=sm_90 -cudart shared -O2 -std=c++17 \
 		-I"$src/Common" -I"$src/Samples/$dir" \
@@ -125,7 +139,8 @@ cmd_compare() {
 	env -u LD_LIBRARY_PATH "$build/bin/xcudad" --socket "$sock" \
 		>"$log" 2>&1 </dev/null &
 	local daemon=$!
-	trap 'kill $daemon 2>/dev/null; rm -rf "$tmp"' EXIT
+	# Expanded now: the trap runs after this function's locals are gone.
+	trap "kill $daemon 2>/dev/null; rm -rf '$tmp'" EXIT
 	for _ in $(seq 300); do [ -e "$sock" ] && break; sleep 0.1; done
 	[ -e "$sock" ] || { echo "$0: xcudad did not start" >&2; exit 2; }
 	if "$HERE/../cuda/as-guest.sh" --check; then

@@ -231,7 +231,8 @@ def worker_body(c):
         b += ['\tif (!sym)', '\t\tsym = xd_drv_sym("%s");' % e,
               '\tif (!sym) {', '\t\terr = CUDA_ERROR_NOT_INITIALIZED;',
               '\t\tgoto out;', '\t}',
-              '\tfn = (__typeof__(&%s))sym;' % e,
+              # dlsym's object pointer, as the function it names.
+              '\tmemcpy(&fn, &sym, sizeof(fn));',
               '\terr = fn(%s);' % ', '.join(cargs)]
     else:
         b.append('\terr = %s(%s);' % (c.entries[0], ', '.join(cargs)))

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # Checks the dynamic symbols of our libcudart.so.13 against the committed
-# export list, and the list against the real runtime when it is installed.
+# export list, and the list against the real runtime when it is installed;
+# those of our libcuda.so.1 against its list, and the private node of
+# libcudart.so.13 against what libcuda.so.1 imports from it.
 #
 #   tests/unit/exports-test.sh BUILD_DIR
 #
@@ -102,8 +104,24 @@ else
 	pass exports-build
 fi
 
-# (a') The private node holds what libcuda.so.1 imports, no more.
+# (a'') xcuda's libcuda.so.1 exports exactly its list's functions.
 drv=${ours%/*}/libcuda.so.1
+drvlist=$root/guest-lib/exports/libcuda.so.1.syms
+if [ -f "$drv" ]; then
+	LC_ALL=C nm -D --defined-only "$drv" | awk '$2 == "T" {print $3}' |
+		LC_ALL=C sort > "$tmp/drv-ours"
+	grep -v '^#' "$drvlist" | LC_ALL=C sort > "$tmp/drv-list"
+	if cmp -s "$tmp/drv-ours" "$tmp/drv-list"; then
+		pass exports-libcuda
+	else
+		fail exports-libcuda "$(diff "$tmp/drv-list" "$tmp/drv-ours" |
+			grep '^[<>]' | head -n 3 | tr '\n' ' ')"
+	fi
+else
+	fail exports-libcuda "$drv not found"
+fi
+
+# (a') The private node holds what libcuda.so.1 imports, no more.
 if [ -f "$ours" ] && [ -f "$drv" ]; then
 	grep ' XCUDA_PRIVATE_1$' "$tmp/all" | awk '{print $1}' > "$tmp/priv"
 	LC_ALL=C nm -D --undefined-only "$drv" |

@@ -237,6 +237,12 @@ $(XCUDACTL): $(B)/tools/xcudactl.o $(B)/libxcguest.a
 	@mkdir -p $(dir $@)
 	$(CC) -pthread -o $@ $^ $(LDFLAGS) -lrt
 
+# The guest's libcuda.so.1 by itself: no CUDA runtime of NVIDIA's may be
+# loaded before it, or its libcudart.so.13 would resolve to that one.
+$(B)/tests/test_libcuda: tests/unit/test_libcuda.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(XCFLAGS) -o $@ $< $(LDFLAGS) -ldl
+
 $(B)/tests/%: tests/unit/%.c $(B)/libxcguest.a $(B)/libxcdaemon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(XCFLAGS) -o $@ $< \

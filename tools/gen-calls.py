@@ -41,6 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gencalls.cgen import emit_calls_h, emit_table_c, wrap_c  # noqa: E402
 from gencalls.docs import emit_docs, emit_status  # noqa: E402
 from gencalls.guest import emit_guest_c, emit_guest_h  # noqa: E402
+from gencalls.spec import APIS  # noqa: E402
 from gencalls.headers import base_entry, load_prototypes  # noqa: E402
 from gencalls.layout import resolve  # noqa: E402
 from gencalls.spec import (Spec, SpecError, check_spec, fail,  # noqa: E402
@@ -140,10 +141,12 @@ def main(argv):
                 'common/calls_table.c': emit_table_c(spec, src),
                 'include/xcuda/guest_calls.h': emit_guest_h(spec, src),
                 'guest-lib/entries.c': emit_guest_c(spec, src),
-                'guest-lib/driver_entries.c': emit_guest_c(spec, src, True),
+
                 'include/xcuda/worker_handlers.h': emit_handlers_h(spec, src),
                 'dom0-daemon/dispatch.c': emit_dispatch_c(spec, src),
             }
+            for api in APIS.values():
+                outs[api.out] = emit_guest_c(spec, src, api)
             for rel, text in outs.items():
                 write(os.path.join(a.out, rel), wrap_c(text))
             # The reference too, so a carried tree needs no libclang.

@@ -5,7 +5,7 @@ import fnmatch
 import os
 
 from .cgen import struct_name
-from .spec import CALL_FLAGS, fail
+from .spec import APIS, CALL_FLAGS, fail
 
 
 def md(s):
@@ -269,7 +269,7 @@ def emit_status(spec, exports_path, impl_path, local_path,
     have = {w[0] for w, _ in read_syms(impl_path)}
     reasons = read_reasons(unsupported_path) if unsupported_path \
         else NO_REASONS
-    rows, count = status_rows([c for c in spec.calls if not c.driver],
+    rows, count = status_rows([c for c in spec.calls if not c.api],
                               exports, have, read_local(local_path),
                               local_path, reasons, unsupported_path)
     nodes = sorted({e[1] for e in exports})
@@ -304,7 +304,8 @@ def emit_status(spec, exports_path, impl_path, local_path,
     d_exports, d_impl, d_local, d_unsup = driver
     d_exp = [(w[0], '-', False) for w, _ in read_syms(d_exports)]
     d_have = {w[0] for w, _ in read_syms(d_impl)}
-    d_rows, d_count = status_rows([c for c in spec.calls if c.driver],
+    d_rows, d_count = status_rows([c for c in spec.calls
+                                   if c.api is APIS['driver']],
                                   d_exp, d_have, read_local(d_local),
                                   d_local, read_reasons(d_unsup), d_unsup)
     o += ['## The driver API (libcuda.so.1)', '',

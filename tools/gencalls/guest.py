@@ -34,13 +34,13 @@ def emit_guest_h(spec, src):
         if c.args:
             o.append('\tmemcpy(req->args, a, sizeof(*a));')
         o += ['}', '']
-        # Round trip: the driver's answers its own status, a CUresult.
+        # Round trip: another library's answers its own status.
         o.append('static inline %s xc_call_%s(%s)' %
-                 ('int' if c.driver else 'cudaError_t', c.lc,
+                 ('int' if c.api else 'cudaError_t', c.lc,
                   ', '.join(ps) if ps else 'void'))
         o += ['{',
               '\treturn %s(XCUDA_OP_%s, %s, %s, %s, %s);' %
-              ('xc_drv_forward' if c.driver else 'xc_forward',
+              (c.api.forward if c.api else 'xc_forward',
                c.name, a, asz, 'r' if c.res else 'NULL',
                'sizeof(*r)' if c.res else '0'),
               '}', '']
@@ -55,18 +55,18 @@ def emit_guest_h(spec, src):
 
 class Flavour:
     """How an entry point answers: the runtime's cudaError_t, recorded as
-    the thread's last error, or the driver's CUresult."""
+    the thread's last error, or another library's status (spec.APIS)."""
 
-    def __init__(self, driver):
-        self.driver = driver
-        self.type = 'CUresult' if driver else 'cudaError_t'
-        self.inval = 'CUDA_ERROR_INVALID_VALUE' if driver else \
-            'cudaErrorInvalidValue'
-        self.handle = 'CUDA_ERROR_INVALID_HANDLE' if driver else \
+    def __init__(self, api):
+        self.api = api
+        self.driver = api is not None
+        self.type = api.status if api else 'cudaError_t'
+        self.inval = api.inval if api else 'cudaErrorInvalidValue'
+        self.handle = api.handle if api else \
             'cudaErrorInvalidResourceHandle'
-        self.unknown = 'CUDA_ERROR_UNKNOWN' if driver else 'cudaErrorUnknown'
-        self.ok = 'CUDA_SUCCESS' if driver else 'cudaSuccess'
-        self.xfer = 'xc_drv_forward_xfer' if driver else 'xc_forward_xfer'
+        self.unknown = api.unknown if api else 'cudaErrorUnknown'
+        self.ok = api.ok if api else 'cudaSuccess'
+        self.xfer = api.forward_xfer if api else 'xc_forward_xfer'
 
     def fail(self, what):
         """A failure the entry point answers itself."""
@@ -74,12 +74,12 @@ class Flavour:
 
     def status(self, what):
         """What a round trip answered, as the entry point answers it."""
-        return 'xc_drv_result(%s)' % what if self.driver else what
+        return '%s(%s)' % (self.api.result, what) if self.driver else what
 
 
 def guest_body(c):
     """The body shared by a generated call's entry points."""
-    fl = Flavour(c.driver)
+    fl = Flavour(c.api)
     b = []
     decls = []
     if c.args:
@@ -89,12 +89,12 @@ def guest_body(c):
     xfers = [p for p in c.params if p.kind in ARENA_KINDS]
     if xfers:
         decls.append('\tstruct xc_xfer x[%d];' % len(xfers))
-    decls.append('\t%s err;' % ('int' if c.driver else 'cudaError_t'))
+    decls.append('\t%s err;' % ('int' if c.api else 'cudaError_t'))
     b += decls + ['']
-    if c.driver:
+    if c.api:
         # cuInit first; most calls need a current context too.
-        b += ['\terr = xc_drv_enter(%d);' % ('cuda' in c.flags),
-              '\tif (err)', '\t\treturn (CUresult)err;']
+        b += ['\terr = %s(%d);' % (c.api.enter, 'cuda' in c.flags),
+              '\tif (err)', '\t\treturn (%s)err;' % c.api.status]
     if c.args:
         b.append('\tmemset(&a, 0, sizeof(a));')
     # Pointers CUDA must be given.
@@ -203,15 +203,15 @@ def guest_body(c):
     return b
 
 
-def emit_guest_c(spec, src, driver=False):
+def emit_guest_c(spec, src, api=None):
     """The generated entry points of the runtime's calls (libcudart), or
-    with @driver of the driver's (libcuda)."""
-    fl = Flavour(driver)
-    o = preamble(src, GUEST_DRV_C if driver else GUEST_C,
+    with @api of that library's (libcuda for spec.APIS['driver'])."""
+    fl = Flavour(api)
+    o = preamble(src, GUEST_DRV_C if api else GUEST_C,
                  system=('stdint.h', 'string.h'), cuda=spec.headers,
-                 local=('driver.h' if driver else 'guest.h',))
+                 local=(api.header if api else 'guest.h',))
     for c in spec.calls:
-        if not c.guest_generated or c.driver != driver:
+        if not c.guest_generated or c.api is not api:
             continue
         params = c.params
         uses_pt = any(p.kind == 'stream' for p in params)

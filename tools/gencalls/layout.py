@@ -190,10 +190,10 @@ def resolve(call, protos, headers, handles):
         fail('%s: %s is not declared in %s' % (call.where, first,
                                                ', '.join(headers)))
     ret, params = protos[first]
-    want = 'CUresult' if call.driver else 'cudaError_t'
+    want = call.api.status if call.api else 'cudaError_t'
     if ret != want:
         fail('%s: %s returns %s; generated %s calls return %s' %
-             (call.where, first, ret, 'driver' if call.driver else
+             (call.where, first, ret, call.api.what if call.api else
               'runtime', want))
     for e in call.entries[1:]:
         v = variant_proto(protos, e)

@@ -13,7 +13,44 @@ def fail(msg):
     raise SpecError(msg)
 
 
-CALL_FLAGS = ('cuda', 'postable', 'varargs', 'driver')
+class Api:
+    """A library API besides the runtime whose calls the description
+    holds (flag NAME): its status type and codes, the guest's round trips
+    and entry checks, the worker's lookup of the real library's symbols,
+    and the guest library its entry points are generated for."""
+
+    def __init__(self, flag, status, ok, inval, handle, unknown, prefix,
+                 forward, forward_xfer, enter, result, sym, missing, out,
+                 header, what):
+        self.flag = flag
+        self.status = status        # the C type entry points return
+        self.ok = ok
+        self.inval = inval          # a refused argument
+        self.handle = handle        # a handle that names nothing
+        self.unknown = unknown      # an answer that makes no sense
+        self.prefix = prefix        # every entry point's name starts so
+        self.forward = forward      # guest round trips: own status
+        self.forward_xfer = forward_xfer
+        self.enter = enter          # the guest's check before a call
+        self.result = result        # a round trip's status as `status`
+        self.sym = sym              # the worker's lookup of a symbol
+        self.missing = missing      # what the worker answers without it
+        self.out = out              # the generated guest entry points
+        self.header = header        # what they include
+        self.what = what            # for messages and comments
+
+
+APIS = {
+    'driver': Api('driver', 'CUresult', 'CUDA_SUCCESS',
+                  'CUDA_ERROR_INVALID_VALUE', 'CUDA_ERROR_INVALID_HANDLE',
+                  'CUDA_ERROR_UNKNOWN', 'cu', 'xc_drv_forward',
+                  'xc_drv_forward_xfer', 'xc_drv_enter', 'xc_drv_result',
+                  'xd_drv_sym', 'CUDA_ERROR_NOT_INITIALIZED',
+                  'guest-lib/driver_entries.c', 'driver.h', 'driver'),
+}
+
+
+CALL_FLAGS = ('cuda', 'postable', 'varargs') + tuple(APIS)
 
 
 IMPLS = ('generated', 'hand', 'guest', 'worker')
@@ -122,9 +159,17 @@ class Call:
         self.spec_file = ''
 
     @property
+    def api(self):
+        # The library API the call belongs to (APIS), None: the runtime.
+        for name in APIS:
+            if name in self.flags:
+                return APIS[name]
+        return None
+
+    @property
     def driver(self):
-        # A driver API call (libcuda.so.1): CUresult, the call's own status.
-        return 'driver' in self.flags
+        # A call of another library than the runtime's: its own status.
+        return self.api is not None
 
     @property
     def lc(self):
@@ -373,9 +418,13 @@ def check_spec(spec):
                 fail('%s: "param" annotates prototypes; this call gives '
                      'its layout' % c.where)
             document_fields(c)
-        if c.driver and any(not e.startswith('cu') or e.startswith('cuda')
-                            for e in c.entries + c.aliases):
-            fail('%s: a driver call\'s entries are cu* functions' % c.where)
+        if c.api and any(not e.startswith(c.api.prefix) or
+                         e.startswith('cuda')
+                         for e in c.entries + c.aliases):
+            fail('%s: a %s call\'s entries are %s* functions' %
+                 (c.where, c.api.what, c.api.prefix))
+        if len([f for f in c.flags if f in APIS]) > 1:
+            fail('%s: a call belongs to one library' % c.where)
         if c.driver and 'postable' in c.flags and c.from_prototype:
             # A generated entry answers its status; a hand-written one
             # may post (a launch) and leave errors to the next sync.

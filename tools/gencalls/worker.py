@@ -122,8 +122,8 @@ def worker_body(c):
                                      not p.canon.pointee.const):
             pt = re.sub(r'^const\s+', '', p.canon.pointee.spelling)
             d.append('\t%s %s;' % (pt, p.name))
-    if c.driver:
-        # The driver is looked up, never linked: xcudad runs without it.
+    if c.api:
+        # The library is looked up, never linked: xcudad runs without it.
         d += ['\tstatic void *sym;',
               '\t__typeof__(&%s) fn;' % c.entries[0]]
     d.append('\tint err = 0;')
@@ -226,10 +226,10 @@ def worker_body(c):
                          else '(%s)&a->%s' % (p.ctype, p.name))
         elif p.kind == 'inline':
             cargs.append('&%s' % p.name)
-    if c.driver:
+    if c.api:
         e = c.entries[0]
-        b += ['\tif (!sym)', '\t\tsym = xd_drv_sym("%s");' % e,
-              '\tif (!sym) {', '\t\terr = CUDA_ERROR_NOT_INITIALIZED;',
+        b += ['\tif (!sym)', '\t\tsym = %s("%s");' % (c.api.sym, e),
+              '\tif (!sym) {', '\t\terr = %s;' % c.api.missing,
               '\t\tgoto out;', '\t}',
               # dlsym's object pointer, as the function it names.
               '\tmemcpy(&fn, &sym, sizeof(fn));',

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
 #include "fd_broker.h"
 #include "log.h"
 
@@ -43,62 +44,41 @@ struct xd_broker_slot {
 static struct xd_broker_slot xd_slots[XD_BROKER_SLOTS];
 static unsigned int xd_used;
 
-union xd_fd_cmsg {
-	struct cmsghdr h;
-	char buf[CMSG_SPACE(sizeof(int))];
-};
-
 /* Sends @len bytes with @fd attached unless it is negative. */
 static int xd_send_fd(int chan, const void *p, size_t len, int fd, int flags)
 {
-	struct iovec iov = { (void *)p, len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	union xd_fd_cmsg u;
-	struct cmsghdr *cm;
+	ssize_t r = xcuda_send_fds(chan, p, len, &fd, fd >= 0, flags);
 
-	if (fd >= 0) {
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	if (sendmsg(chan, &m, flags | MSG_NOSIGNAL) != (ssize_t)len)
-		return -EPIPE;
-	return 0;
+	return r == (ssize_t)len ? 0 : -EPIPE;
 }
 
 /*
  * Receives one datagram into @p; *@fd gets the descriptor it carried, or
- * -1.  Returns its length, 0 at the end, or -errno.  Descriptors beyond
- * the one the buffer holds are never installed (MSG_CTRUNC).
+ * -1.  Returns its length, 0 at the end, or -errno: -EMSGSIZE when it
+ * was cut short or carried more than one descriptor (those closed).
  */
 static ssize_t xd_recv_fd(int chan, void *p, size_t len, int *fd, int flags)
 {
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
 	struct iovec iov = { p, len };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	union xd_fd_cmsg u;
-	struct cmsghdr *cm;
-	ssize_t n;
+	int n = 0, more;
+	ssize_t r;
 
 	*fd = -1;
-	memset(&u, 0, sizeof(u));
-	m.msg_control = u.buf;
-	m.msg_controllen = sizeof(u.buf);
-	n = recvmsg(chan, &m, flags | MSG_CMSG_CLOEXEC);
-	if (n < 0)
+	memset(&ctl, 0, sizeof(ctl));
+	m.msg_control = ctl.buf;
+	m.msg_controllen = sizeof(ctl.buf);
+	r = recvmsg(chan, &m, flags | MSG_CMSG_CLOEXEC);
+	if (r < 0)
 		return -errno;
-	for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-		if (cm->cmsg_level == SOL_SOCKET &&
-		    cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)) && *fd < 0)
-			memcpy(fd, CMSG_DATA(cm), sizeof(int));
-	if (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+	more = xcuda_take_fds(&m, fd, &n, 1);
+	if (more || (m.msg_flags & MSG_TRUNC))
 		return -EMSGSIZE;
-	return n;
+	return r;
 }
 
 static struct xd_broker_slot *xd_find(const uint8_t *token)

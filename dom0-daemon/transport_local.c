@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include "common/fdpass.h"
 #include "common/ring_wait.h"
 #include "ipc_table.h"
 #include "shm.h"
@@ -171,37 +172,6 @@ static void xd_local_close(struct xd_chan *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/*
- * Appends the descriptors of @mh to @fds (at most @max, *@n so far);
- * returns 1 if there were more (those are closed), else 0.
- */
-static int xd_cmsg_fds(struct msghdr *mh, int *fds, int *n, int max)
-{
-	struct cmsghdr *cm;
-	int extra = 0;
-
-	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
-		size_t k, cnt;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		cnt = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (k = 0; k < cnt; k++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int),
-			       sizeof(fd));
-			if (*n < max) {
-				fds[(*n)++] = fd;
-			} else {
-				close(fd);
-				extra = 1;
-			}
-		}
-	}
-	return extra || (mh->msg_flags & MSG_CTRUNC);
-}
-
 static void xd_close_fds(const int *fds, int n)
 {
 	while (n-- > 0)
@@ -237,7 +207,7 @@ static int xd_local_take_fd(struct xd_chan *c, uint32_t tag)
 				continue;
 			return errno == EAGAIN ? -ENOENT : -errno;
 		}
-		bad = xd_cmsg_fds(&mh, fds, &n, XD_LOCAL_MAX_FDS);
+		bad = xcuda_take_fds(&mh, fds, &n, XD_LOCAL_MAX_FDS);
 		if (!r && !n)
 			return -EPIPE;	/* the guest closed its end */
 		/* Exactly our message, whole, with one descriptor. */
@@ -319,7 +289,7 @@ static int xd_recv_hello(int fd, struct xcuda_local_hello *h, int *chan,
 			ret = -errno;
 			break;
 		}
-		if (xd_cmsg_fds(&mh, fds, &n, 1))
+		if (xcuda_take_fds(&mh, fds, &n, 1))
 			*extra = 1;
 		if (!r) {
 			ret = -EPIPE;
@@ -388,31 +358,10 @@ static int xd_check_hello(struct xcuda_local_hello *h,
 static int xd_send_welcome(int fd, const struct xcuda_local_welcome *w,
 			   const int *fds, unsigned int nfds)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * 3)];
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)w, .iov_len = sizeof(*w) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t r;
+	ssize_t r = xcuda_send_fds(fd, w, sizeof(*w), fds, nfds, 0);
 
-	if (nfds) {
-		struct cmsghdr *cm;
-
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
-	}
-	do
-		r = sendmsg(fd, &mh, MSG_NOSIGNAL);
-	while (r < 0 && errno == EINTR);
 	if (r < 0)
-		return -errno;
+		return (int)r;
 	/* 40 bytes into an empty socket buffer do not split. */
 	return (size_t)r == sizeof(*w) ? 0 : -EIO;
 }

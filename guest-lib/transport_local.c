@@ -28,6 +28,7 @@
 #include <sys/un.h>
 
 #include "common/env.h"
+#include "common/fdpass.h"
 #include "common/ring_wait.h"
 #include "transport.h"
 #include "xcuda/local.h"
@@ -161,36 +162,6 @@ static int xc_connect(const char *path)
 	return fd;
 }
 
-/* One message with @fd attached (SCM_RIGHTS): bytes sent, or -errno. */
-static ssize_t xc_send_fd_msg(int sock, const void *buf, size_t len, int fd,
-			      int flags)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = ctl.buf,
-		.msg_controllen = sizeof(ctl.buf),
-	};
-	struct cmsghdr *cm;
-	ssize_t r;
-
-	memset(&ctl, 0, sizeof(ctl));
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-	do
-		r = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
-	while (r < 0 && errno == EINTR);
-	return r < 0 ? -errno : r;
-}
-
 static int xc_local_send_fd(struct xc_transport *t, int fd, uint32_t tag)
 {
 	struct xcuda_local_fd m = { XCUDA_LOCAL_FD_MAGIC, tag };
@@ -202,7 +173,7 @@ static int xc_local_send_fd(struct xc_transport *t, int fd, uint32_t tag)
 	if (fd < 0)
 		return 0;	/* only asked whether there is a channel */
 	/* A worker that reads nothing must not make us wait. */
-	r = xc_send_fd_msg(l->chan, &m, sizeof(m), fd, MSG_DONTWAIT);
+	r = xcuda_send_fds(l->chan, &m, sizeof(m), &fd, 1, MSG_DONTWAIT);
 	if (r < 0)
 		return (int)r;
 	return r == sizeof(m) ? 0 : -EIO;
@@ -254,7 +225,6 @@ static int xc_recv_welcome(int sock, struct xcuda_local_welcome *w,
 			.msg_controllen = sizeof(ctl.buf),
 		};
 		struct pollfd p = { .fd = sock, .events = POLLIN };
-		struct cmsghdr *cm;
 		ssize_t r;
 
 		r = poll(&p, 1, xr_poll_ms(deadline));
@@ -271,27 +241,8 @@ static int xc_recv_welcome(int sock, struct xcuda_local_welcome *w,
 			err = -errno;
 			break;
 		}
-		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-			size_t n, i;
-
-			if (cm->cmsg_level != SOL_SOCKET ||
-			    cm->cmsg_type != SCM_RIGHTS)
-				continue;
-			n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (i = 0; i < n; i++) {
-				int fd;
-
-				memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
-				       sizeof(fd));
-				if (*nfds < XC_LOCAL_MAX_FDS) {
-					fds[(*nfds)++] = fd;
-				} else {
-					close(fd);
-					err = -EPROTO;
-				}
-			}
-		}
-		if (mh.msg_flags & MSG_CTRUNC)
+		/* Every descriptor is taken (or closed): none may leak. */
+		if (xcuda_take_fds(&mh, fds, nfds, XC_LOCAL_MAX_FDS))
 			err = -EPROTO;
 		if (err)
 			break;
@@ -441,7 +392,8 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 		chan[0] = chan[1] = -1;
 		ret = xc_send_all(sock, &hello, sizeof(hello));
 	} else {
-		sent = xc_send_fd_msg(sock, &hello, sizeof(hello), chan[1], 0);
+		sent = xcuda_send_fds(sock, &hello, sizeof(hello), &chan[1], 1,
+				      0);
 		close(chan[1]);
 		ret = sent < 0 ? (int)sent :
 		      xc_send_all(sock, (char *)&hello + sent,

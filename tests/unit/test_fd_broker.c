@@ -18,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/fdpass.h"
 #include "dom0-daemon/fd_broker.h"
 #include "dom0-daemon/ipc_table.h"
 #include "dom0-daemon/supervise.h"
@@ -196,22 +197,7 @@ static void test_bounds(void)
 /* Sends a raw datagram, with @fd attached unless negative. */
 static void raw_send(int w, const void *p, size_t len, int fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { (void *)p, len };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-
-	if (fd >= 0) {
-		memset(cbuf, 0, sizeof(cbuf));
-		m.msg_control = cbuf;
-		m.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	if (sendmsg(w, &m, MSG_NOSIGNAL) < 0)
+	if (xcuda_send_fds(w, p, len, &fd, fd >= 0, 0) < 0)
 		perror("sendmsg");
 }
 

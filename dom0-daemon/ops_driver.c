@@ -17,6 +17,7 @@
 #include "common/image.h"
 #include "log.h"
 #include "ops.h"
+#include "ops_launch.h"
 
 static void *xd_drv_lib;
 static pthread_once_t xd_drv_once = PTHREAD_ONCE_INIT;
@@ -567,5 +568,67 @@ int xd_op_drv_occ_potential_block(
 		  a->flags);
 	r->min_grid = min_grid;
 	r->block = block;
+	return err;
+}
+
+_Static_assert(sizeof(CUlaunchAttribute) == sizeof(cudaLaunchAttribute),
+	       "the driver's launch attributes are the runtime's");
+
+int xd_op_drv_launch_kernel_ex(struct xd_session *s,
+			       const struct xcuda_drv_launch_kernel_ex_args *a,
+			       struct xd_call *call)
+{
+	__typeof__(&cuLaunchKernelEx) launch = XD_DRV(cuLaunchKernelEx);
+	uint64_t abytes = (uint64_t)a->nattrs * sizeof(struct xcuda_launch_attr);
+	size_t size = a->params_len;
+	struct xd_attrs at;
+	CUlaunchConfig cfg;
+	cudaStream_t st;
+	uint8_t *buf = NULL;
+	void *extra[5];
+	CUfunction f;
+	int err;
+
+	if (a->nattrs > XCUDA_LAUNCH_MAX_ATTRS ||
+	    a->params_len > XCUDA_MAX_ARGS_BYTES ||
+	    call->data_len != abytes + a->params_len)
+		return CUDA_ERROR_INVALID_VALUE;
+	f = xd_object_get(&s->objects[XD_H_CUFUNC], a->func);
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	err = xd_stream_lookup(&s->streams, a->stream, &st);
+	if (!err)
+		err = xd_launch_attrs(s, call->data, a->nattrs, &at);
+	if (!err && !launch)
+		err = CUDA_ERROR_NOT_INITIALIZED;
+	if (err)
+		return err;
+	if (size) {
+		/* Our copy: the request's data is the guest's to change. */
+		buf = malloc(size);
+		if (!buf)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(buf, call->data + abytes, size);
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.gridDimX = a->grid[0];
+	cfg.gridDimY = a->grid[1];
+	cfg.gridDimZ = a->grid[2];
+	cfg.blockDimX = a->block[0];
+	cfg.blockDimY = a->block[1];
+	cfg.blockDimZ = a->block[2];
+	cfg.sharedMemBytes = a->shmem;
+	cfg.hStream = st;
+	cfg.attrs = at.n ? (CUlaunchAttribute *)at.cuda : NULL;
+	cfg.numAttrs = at.n;
+	extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+	extra[1] = buf;
+	extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+	extra[3] = &size;
+	extra[4] = CU_LAUNCH_PARAM_END;
+	err = launch(&cfg, f, NULL, a->nparams ? extra : NULL);
+	free(buf);
+	if (!err)
+		xd_attrs_answer(call, &at);
 	return err;
 }

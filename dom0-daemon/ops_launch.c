@@ -108,8 +108,7 @@ int xd_op_launch_cooperative(struct xd_session *s,
 					   s->argv, a->shmem, st);
 }
 
-/* Writes back the node handles CUDA answered for device-updatable nodes. */
-static void xd_attrs_answer(struct xd_call *call, const struct xd_attrs *at)
+void xd_attrs_answer(struct xd_call *call, const struct xd_attrs *at)
 {
 	const size_t off = offsetof(struct xcuda_launch_attr, val) +
 			   offsetof(cudaLaunchAttributeValue,

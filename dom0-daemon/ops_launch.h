@@ -26,5 +26,10 @@ struct xd_attrs {
  */
 int xd_launch_attrs(struct xd_session *s, const uint8_t *src, uint32_t n,
 		    struct xd_attrs *at);
+/*
+ * Writes the node handles CUDA answered for device-updatable kernel
+ * nodes back into the request's records, after a launch succeeded.
+ */
+void xd_attrs_answer(struct xd_call *call, const struct xd_attrs *at);
 
 #endif /* XCUDAD_OPS_LAUNCH_H */

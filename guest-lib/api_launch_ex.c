@@ -101,8 +101,7 @@ static void xc_cfg_dims(const cudaLaunchConfig_t *c, uint32_t grid[3],
 	block[2] = c->blockDim.z;
 }
 
-/* The attributes of a launch configuration as wire records, at @w. */
-static cudaError_t xc_attrs_out(const cudaLaunchAttribute *attrs,
+cudaError_t xc_attrs_out(const cudaLaunchAttribute *attrs,
 				unsigned int n, struct xcuda_launch_attr *w)
 {
 	const cudaLaunchAttributeValue *v;
@@ -139,8 +138,7 @@ static cudaError_t xc_attrs_out(const cudaLaunchAttribute *attrs,
 	return cudaSuccess;
 }
 
-/* The node handles the worker answered, into the program's attributes. */
-static void xc_attrs_in(cudaLaunchAttribute *attrs, unsigned int n,
+void xc_attrs_in(cudaLaunchAttribute *attrs, unsigned int n,
 			const struct xcuda_launch_attr *w)
 {
 	const size_t off = offsetof(cudaLaunchAttributeValue,

@@ -15,6 +15,7 @@
 #include <cuda_runtime_api.h>
 
 #include "xcuda/calls.h"
+#include "xcuda/launch.h"
 #include "transport.h"
 
 /* ---- errors (errors.c) ---- */
@@ -286,6 +287,16 @@ struct xc_func;
  * The configuration errors CUDA reports at the call, from the device's
  * cached limits, and with @f (resolved; may be NULL) its own limits.
  */
+/*
+ * Launch attributes (api_launch_ex.c): a configuration's as wire records
+ * at @w (events as the session's handles), and the node handles the
+ * worker answered back into the program's.  The driver's
+ * CUlaunchAttribute is laid out as cudaLaunchAttribute.
+ */
+cudaError_t xc_attrs_out(const cudaLaunchAttribute *attrs, unsigned int n,
+			 struct xcuda_launch_attr *w);
+void xc_attrs_in(cudaLaunchAttribute *attrs, unsigned int n,
+		 const struct xcuda_launch_attr *w);
 cudaError_t xc_launch_check(const struct xc_func *f, dim3 g, dim3 b,
 			    size_t shmem);
 /*

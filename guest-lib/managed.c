@@ -296,6 +296,8 @@ static int xc_mg_accesses(const struct xcuda_request *req,
 	case XCUDA_OP_LAUNCH_EX:
 	case XCUDA_OP_GRAPH_LAUNCH:
 	case XCUDA_OP_DRV_LAUNCH_KERNEL:
+	case XCUDA_OP_DRV_LAUNCH_KERNEL_EX:
+	case XCUDA_OP_DRV_LAUNCH_COOPERATIVE:
 	/* Array and 3D copies and memsets: any managed memory, to be safe. */
 	case XCUDA_OP_DRV_MEMSET_D8:
 	case XCUDA_OP_DRV_MEMSET_D16:

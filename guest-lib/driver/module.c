@@ -544,3 +544,94 @@ CUresult cuOccupancyMaxPotentialBlockSize(
 		minGridSize, blockSize, func, blockSizeToDynamicSMemSize,
 		dynamicSMemSize, blockSizeLimit, CU_OCCUPANCY_DEFAULT);
 }
+
+/*
+ * cuLaunchKernelEx: the attributes travel as LAUNCH_EX's (the driver's
+ * are laid out as the runtime's), then the packed parameters, in one
+ * staged block; a round trip, since a device-updatable node's handle
+ * comes back.
+ */
+static CUresult xc_launch_ex(const CUlaunchConfig *c, CUfunction fn,
+			     void **kernelParams, void **extra,
+			     int per_thread)
+{
+	struct xcuda_drv_launch_kernel_ex_args a;
+	struct xc_session *s = xc_session_peek();
+	struct xcuda_launch_attr *w = NULL;
+	struct xcuda_request req;
+	struct xc_drv_func f;
+	uint64_t blk = UINT64_MAX, abytes, size, got;
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	if (!s || !c || (c->numAttrs && !c->attrs) ||
+	    c->numAttrs > XCUDA_LAUNCH_MAX_ATTRS)
+		return s ? CUDA_ERROR_INVALID_VALUE :
+			   CUDA_ERROR_NOT_INITIALIZED;
+	memset(&a, 0, sizeof(a));
+	if (!fn || xc_handle_in(fn, &a.func) || xc_func_get(a.func, &f))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (xc_stream_handle(c->hStream, per_thread, &a.stream)) {
+		free(f.layout);
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	abytes = (uint64_t)c->numAttrs * sizeof(*w);
+	size = abytes + f.size;
+	pthread_mutex_lock(&s->lock);
+	if (size) {
+		blk = xc_staging_get(s, size, size, &got);
+		if (blk == UINT64_MAX) {
+			err = CUDA_ERROR_OUT_OF_MEMORY;
+			goto out;
+		}
+		w = xc_arena_ptr(s, blk);
+		memset(w, 0, size);
+	}
+	if (xc_attrs_out((const cudaLaunchAttribute *)c->attrs, c->numAttrs,
+			 w)) {
+		err = CUDA_ERROR_INVALID_HANDLE;
+		goto out;
+	}
+	err = xc_pack(&f, kernelParams, extra, (uint8_t *)w + abytes);
+	if (err)
+		goto out;
+	a.grid[0] = c->gridDimX;
+	a.grid[1] = c->gridDimY;
+	a.grid[2] = c->gridDimZ;
+	a.block[0] = c->blockDimX;
+	a.block[1] = c->blockDimY;
+	a.block[2] = c->blockDimZ;
+	a.shmem = c->sharedMemBytes;
+	a.nattrs = c->numAttrs;
+	a.nparams = f.nparams;
+	a.params_len = f.size;
+	xc_req_drv_launch_kernel_ex(&req, &a);
+	if (blk != UINT64_MAX) {
+		req.hdr.data_off = (uint32_t)blk;
+		req.hdr.data_len = (uint32_t)size;
+	}
+	err = xc_drv_result(xc_round_trip_locked(s, &req, NULL, 0));
+	if (!err)
+		xc_attrs_in((cudaLaunchAttribute *)c->attrs, c->numAttrs, w);
+out:
+	if (blk != UINT64_MAX)
+		xc_arena_release(s->staging, blk);
+	pthread_mutex_unlock(&s->lock);
+	free(f.layout);
+	return (CUresult)err;
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+			  void **kernelParams, void **extra)
+{
+	return xc_launch_ex(config, f, kernelParams, extra, 0);
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+			       void **kernelParams, void **extra);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+			       void **kernelParams, void **extra)
+{
+	return xc_launch_ex(config, f, kernelParams, extra, 1);
+}

@@ -350,6 +350,37 @@ int main(int argc, char **argv)
 		       off, sz);
 	}
 	SHOWD(cuFuncGetParamInfo(take, 3, NULL, NULL));
+	/* cuLaunchKernelEx with a priority and clusters of two blocks. */
+	CUlaunchAttribute la[2];
+	CUlaunchConfig lc;
+	memset(la, 0, sizeof(la));
+	memset(&lc, 0, sizeof(lc));
+	la[0].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+	la[0].value.priority = 0;
+	la[1].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+	la[1].value.clusterDim.x = 2;
+	la[1].value.clusterDim.y = 1;
+	la[1].value.clusterDim.z = 1;
+	lc.gridDimX = N / 256;
+	lc.gridDimY = lc.gridDimZ = 1;
+	lc.blockDimX = 256;
+	lc.blockDimY = lc.blockDimZ = 1;
+	lc.hStream = st;
+	lc.attrs = la;
+	lc.numAttrs = 2;
+	CKD(cuMemsetD32(dc, 0, N));
+	void *xparams[] = { &da, &db, &dc, &n };
+	CKD(cuLaunchKernelEx(&lc, vadd, xparams, NULL));
+	CKD(cuStreamSynchronize(st));
+	CKD(cuMemcpyDtoH(hc, dc, sizeof(hc)));
+	CKD(cuMemcpyDtoH(ha, da, sizeof(ha)));
+	CKD(cuMemcpyDtoH(hb, db, sizeof(hb)));
+	ok = 1;
+	for (i = 0; i < N; i++)
+		ok &= hc[i] == ha[i] + hb[i];
+	xct_drv_expect(ok, "cuLaunchKernelEx with clusters and a priority");
+	lc.gridDimX = 3;
+	SHOWD(cuLaunchKernelEx(&lc, vadd, xparams, NULL));
 	int mg = 0, bs = 0;
 	CKD(cuOccupancyMaxPotentialBlockSize(&mg, &bs, vadd, NULL, 0, 0));
 	printf("potential block size: %d, grid %d\n", bs, mg);

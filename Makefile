@@ -4,7 +4,8 @@
 #   make check      every test this machine can run, the Xen rig under QEMU
 #                   included (installs what it needs)
 #   make check-xen  the Xen rig alone; make modules builds the kernel modules
-#   make check-gpu  the CUDA programs natively and through xcuda (GPU host)
+#   make check-gpu  the CUDA programs and the frameworks (PyTorch) natively
+#                   and through xcuda (GPU host)
 #   make check-samples SAMPLES=DIR   NVIDIA's cuda-samples (a checkout in
 #                   DIR), natively and through xcuda (GPU host)
 #   make demo       the main job: a CUDA sample through xcudad, then from a
@@ -29,7 +30,9 @@ endif
 # Debian's python3 with its python3-clang, whatever python3 comes first.
 PYTHON    ?= /usr/bin/python3
 GEN       := $(B)/gen
-CPPFLAGS  := -I. -Iinclude -I$(GEN)/include -I$(CUDA_HOME)/include
+# NVIDIA's headers are system headers: cublasLt.h has an unprototyped
+# declaration.
+CPPFLAGS  := -I. -Iinclude -I$(GEN)/include -isystem $(CUDA_HOME)/include
 XCFLAGS    = $(CSTD) $(WARN) $(CFLAGS) -fPIC -pthread -MMD -MP
 CUDART    := -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
 
@@ -71,6 +74,17 @@ DRIVER_TABLES := $(B)/guest-lib/driver/gen/cu_errors.inc \
 DRIVER_CPPFLAGS := -D__CUDA_API_VERSION_INTERNAL -Iguest-lib \
 		   -Iguest-lib/driver -I$(B)/guest-lib/driver/gen
 
+# guest-lib/blas: xcuda's libcublas.so.13 and libcublasLt.so.13, on the
+# session of our libcudart.so.13 too; each links its own copy of what
+# they share.
+BLAS_SHARED := guest-lib/blas/common.c guest-lib/blas/state.c
+BLAS_OBJ   := $(call obj,$(BLAS_SHARED) guest-lib/blas/handle.c \
+		guest-lib/blas/local.c $(GEN)/guest-lib/blas_entries.c)
+BLASLT_OBJ := $(call obj,$(BLAS_SHARED) guest-lib/blas/lt.c \
+		guest-lib/blas/lt_local.c $(GEN)/guest-lib/blaslt_entries.c)
+BLAS_SO    := $(B)/lib/libcublas.so.13
+BLASLT_SO  := $(B)/lib/libcublasLt.so.13
+
 DAEMON_MAIN := dom0-daemon/xcudad.c
 DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c)) \
 	       $(GEN_DAEMON) $(COMMON_SRC)
@@ -86,7 +100,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 AUDIT_SO   := $(B)/lib/libxcuda-audit.so
 XCUDA_RUN  := $(B)/bin/xcuda-run
 
-all: $(GUEST_SO) $(DRIVER_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
+all: $(GUEST_SO) $(DRIVER_SO) $(BLAS_SO) $(BLASLT_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
 
 deps:
 	@tools/deps.sh
@@ -114,19 +128,30 @@ $(GEN_HDRS) $(GEN_COMMON) $(GEN_GUEST) $(GEN_DRIVER) $(GEN_DAEMON) \
 
 
 # The committed documents: make docs rewrites them, make check compares.
+# The same lists of each library besides the runtime.
+LIB_STATUS := \
+	--lib driver $(DRIVER_EXPORTS) $(B)/guest-lib/driver/impl.syms \
+		guest-lib/exports/libcuda-local.txt \
+		guest-lib/exports/libcuda-unsupported.txt \
+	--lib cublas guest-lib/exports/libcublas.so.13.syms \
+		$(B)/guest-lib/blas/libcublas.impl.syms \
+		guest-lib/exports/libcublas-local.txt \
+		guest-lib/exports/libcublas-unsupported.txt \
+	--lib cublaslt guest-lib/exports/libcublasLt.so.13.syms \
+		$(B)/guest-lib/blas/libcublasLt.impl.syms \
+		guest-lib/exports/libcublasLt-local.txt \
+		guest-lib/exports/libcublasLt-unsupported.txt
 STATUS_ARGS = --exports $(GUEST_EXPORTS) --impl $(B)/guest-lib/impl.syms \
 	      --local guest-lib/exports/local.txt \
 	      --unsupported guest-lib/exports/unsupported.txt \
-	      --driver $(DRIVER_EXPORTS) $(B)/guest-lib/driver/impl.syms \
-	      guest-lib/exports/libcuda-local.txt \
-	      guest-lib/exports/libcuda-unsupported.txt $(SPEC)
-docs: $(GEN)/docs/commands.md $(B)/guest-lib/impl.syms \
-		$(B)/guest-lib/driver/impl.syms
+	      $(LIB_STATUS) $(SPEC)
+STATUS_DEPS = $(GEN)/docs/commands.md $(B)/guest-lib/impl.syms \
+	      $(filter $(B)/%,$(LIB_STATUS))
+docs: $(STATUS_DEPS)
 	cp $(GEN)/docs/commands.md docs/commands.md
 	$(PYTHON) tools/gen-calls.py status --out docs/STATUS.md $(STATUS_ARGS)
 
-check-docs: $(GEN)/docs/commands.md $(B)/guest-lib/impl.syms \
-		$(B)/guest-lib/driver/impl.syms
+check-docs: $(STATUS_DEPS)
 	@cmp -s $(GEN)/docs/commands.md docs/commands.md || \
 		{ echo "docs/commands.md is out of date: make docs" >&2; exit 1; }
 	$(PYTHON) tools/gen-calls.py status --check --out docs/STATUS.md \
@@ -163,14 +188,14 @@ $(B)/guest-lib/driver/impl.syms: $(DRIVER_OBJ)
 
 $(B)/guest-lib/driver/gen/stubs.c $(B)/guest-lib/driver/gen/libcuda.map &: \
 		$(DRIVER_EXPORTS) $(B)/guest-lib/driver/impl.syms \
-		tools/gen-driver-stubs.sh
-	tools/gen-driver-stubs.sh $(DRIVER_EXPORTS) \
+		tools/gen-lib-stubs.sh
+	tools/gen-lib-stubs.sh cu driver_stub.h $(DRIVER_EXPORTS) \
 		$(B)/guest-lib/driver/impl.syms \
 		$(B)/guest-lib/driver/gen/stubs.c \
 		$(B)/guest-lib/driver/gen/libcuda.map
 
 $(B)/guest-lib/driver/gen/stubs.o: $(B)/guest-lib/driver/gen/stubs.c
-	$(CC) -Iguest-lib/driver $(XCFLAGS) -c $< -o $@
+	$(CC) -Iguest-lib -Iguest-lib/driver $(XCFLAGS) -c $< -o $@
 
 $(DRIVER_SO): $(DRIVER_OBJ) $(B)/guest-lib/driver/gen/stubs.o \
 		$(B)/guest-lib/driver/gen/libcuda.map $(GUEST_SO)
@@ -180,6 +205,44 @@ $(DRIVER_SO): $(DRIVER_OBJ) $(B)/guest-lib/driver/gen/stubs.o \
 		-L$(B)/lib -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' -ldl \
 		$(LDFLAGS)
 	ln -sf libcuda.so.1 $(B)/lib/libcuda.so
+
+$(B)/guest-lib/blas/%.o: guest-lib/blas/%.c | $(GEN_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Iguest-lib -Iguest-lib/blas $(XCFLAGS) -c $< -o $@
+$(GEN)/guest-lib/blas_entries.o $(GEN)/guest-lib/blaslt_entries.o: \
+		$(GEN)/guest-lib/%.o: $(GEN)/guest-lib/%.c
+	$(CC) $(CPPFLAGS) -Iguest-lib -Iguest-lib/blas $(XCFLAGS) -c $< -o $@
+$(GEN)/guest-lib/blas_entries.c $(GEN)/guest-lib/blaslt_entries.c: \
+		$(GEN_STAMP)
+	@:
+
+# $(call math_lib,NAME,OBJECTS): NAME.so.13 from OBJECTS, with a stub for
+# every export of NVIDIA's NAME.so.13 they lack, under its version node.
+define math_lib
+$(B)/guest-lib/blas/$1.impl.syms: $2
+	@mkdir -p $$(dir $$@)
+	nm --defined-only -g $2 | awk 'NF==3 && $$$$2=="T" {print $$$$3}' \
+		| sort -u > $$@
+$(B)/guest-lib/blas/gen/$1.stubs.c $(B)/guest-lib/blas/gen/$1.map &: \
+		guest-lib/exports/$1.so.13.syms \
+		$(B)/guest-lib/blas/$1.impl.syms tools/gen-lib-stubs.sh
+	tools/gen-lib-stubs.sh -n $1.so.13 cublas blas_stub.h \
+		guest-lib/exports/$1.so.13.syms \
+		$(B)/guest-lib/blas/$1.impl.syms \
+		$(B)/guest-lib/blas/gen/$1.stubs.c $(B)/guest-lib/blas/gen/$1.map
+$(B)/guest-lib/blas/gen/$1.stubs.o: $(B)/guest-lib/blas/gen/$1.stubs.c
+	$$(CC) -Iguest-lib -Iguest-lib/blas $$(XCFLAGS) -c $$< -o $$@
+$(B)/lib/$1.so.13: $2 $(B)/guest-lib/blas/gen/$1.stubs.o \
+		$(B)/guest-lib/blas/gen/$1.map $(GUEST_SO)
+	$$(CC) -shared -pthread -Wl,-soname,$1.so.13 \
+		-Wl,--version-script,$(B)/guest-lib/blas/gen/$1.map \
+		-Wl,-z,defs -o $$@ $2 $(B)/guest-lib/blas/gen/$1.stubs.o \
+		-L$(B)/lib -l:libcudart.so.13 -Wl,-rpath,'$$$$ORIGIN' \
+		$$(LDFLAGS)
+	ln -sf $1.so.13 $(B)/lib/$1.so
+endef
+$(eval $(call math_lib,libcublas,$(BLAS_OBJ)))
+$(eval $(call math_lib,libcublasLt,$(BLASLT_OBJ)))
 
 # xcuda-run and its rtld-audit library: every CUDA library a program
 # loads is xcuda's.
@@ -200,13 +263,14 @@ $(B)/guest-lib/impl.syms: $(GUEST_OBJ)
 # The private node: the internals libcuda.so.1 calls, and only those.
 $(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map &: \
 		$(GUEST_EXPORTS) $(B)/guest-lib/impl.syms tools/gen-stubs.sh \
-		$(DRIVER_OBJ)
+		$(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ)
 	tools/gen-stubs.sh $(GUEST_EXPORTS) $(B)/guest-lib/impl.syms \
 		$(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map
-	{ printf '\n/* For libcuda.so.1 (guest-lib/driver) alone. */\n'; \
+	{ printf '\n/* For the other guest libraries alone. */\n'; \
 	  printf 'XCUDA_PRIVATE_1 {\nglobal:\n'; \
-	  nm -u $(DRIVER_OBJ) | awk '$$2 ~ /^xc_/ {print "\t" $$2 ";"}' | \
-		sort -u; \
+	  { nm -u $(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ) | \
+		awk '$$2 ~ /^xc_/ {print "\t" $$2 ";"}'; \
+	    printf '\txc_stub_note;\n'; } | sort -u; \
 	  printf '};\n'; } >> $(B)/guest-lib/gen/libcudart.map
 
 $(B)/guest-lib/gen/stubs.o: $(B)/guest-lib/gen/stubs.c
@@ -261,6 +325,7 @@ check-xen: deps deps-xen
 check-gpu: deps
 	$(MAKE) all
 	tests/cuda/run-compare.sh --gpu $(B)
+	tests/frameworks/run-frameworks.sh $(B)
 
 # tests/samples/samples.txt says which samples take part, and why not the
 # others.

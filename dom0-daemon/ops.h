@@ -10,6 +10,8 @@
 #define XCUDAD_OPS_H
 
 #include <cuda.h>
+#include <cublasLt.h>
+#include <cublas_api.h>
 
 #include "worker.h"
 #include "xcuda/worker_handlers.h"
@@ -80,6 +82,33 @@ void *xd_drv_sym(const char *name);
 void xd_drv_module_unload(CUmodule m);
 /* Releases a session's allocation handle (cuMemCreate's). */
 void xd_drv_mem_release(CUmemGenericAllocationHandle h);
+
+/*
+ * cuBLAS's and cuBLASLt's function @name from the real libcublas.so.13
+ * and libcublasLt.so.13, loaded at run time (ops_blas.c): NULL without.
+ */
+void *xd_blas_sym(const char *name);
+void *xd_blaslt_sym(const char *name);
+/*
+ * A scalar argument of a math library: NULL when the program passed
+ * NULL, else the worker's copy of its value (host pointer mode) or its
+ * device address.
+ */
+static inline void *xd_scalar(uint32_t null, int host, void *copy,
+			      uint64_t addr)
+{
+	if (null)
+		return NULL;
+	return host ? copy : (void *)(uintptr_t)addr;
+}
+/* 1 when @h's pointer mode puts scalars in host memory. */
+int xd_blas_host_scalars(cublasHandle_t h);
+/* What a session leaves of cuBLAS and cuBLASLt goes. */
+void xd_blas_destroy(cublasHandle_t h);
+void xd_blaslt_desc_destroy(cublasLtMatmulDesc_t d);
+void xd_blaslt_layout_destroy(cublasLtMatrixLayout_t l);
+void xd_blaslt_pref_destroy(cublasLtMatmulPreference_t p);
+void xd_blaslt_transform_destroy(cublasLtMatrixTransformDesc_t t);
 
 /* The size of the device allocation that starts at @p, 0 if unknown. */
 uint64_t xd_alloc_size(const void *p);

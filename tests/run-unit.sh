@@ -68,6 +68,8 @@ run_suite exports tests/unit/exports-test.sh "$B"
 run_suite docs make -s --no-print-directory B="$B" check-docs
 run_suite gen-calls tests/unit/gen-calls-test.sh "$B"
 run_suite cuda-cpu tests/cuda/run-compare.sh --cpu "$B"
+# PyTorch natively and through xcuda: a GPU's (a clear SKIP without).
+run_suite frameworks tests/frameworks/run-frameworks.sh "$B"
 run_suite bench-smoke tests/bench/smoke-test.sh "$B"
 # Last and longest: Xen, both kernel modules and a DomU under QEMU.
 if command -v qemu-system-x86_64 >/dev/null && [ -e /boot/xen-4.17-amd64.gz ]; then

@@ -118,9 +118,11 @@ def main(argv):
     ap.add_argument('--impl')
     ap.add_argument('--local')
     ap.add_argument('--unsupported')
-    ap.add_argument('--driver', nargs=4,
-                    metavar=('EXPORTS', 'IMPL', 'LOCAL', 'UNSUPPORTED'),
-                    help='the same lists of libcuda.so.1')
+    ap.add_argument('--lib', nargs=5, action='append', default=[],
+                    metavar=('API', 'EXPORTS', 'IMPL', 'LOCAL',
+                             'UNSUPPORTED'),
+                    help='the same lists of another library (API: driver, '
+                    'cublas, cublaslt, nvml)')
     ap.add_argument('--check', action='store_true')
     a = ap.parse_args(argv)
     inc = a.cuda_include or [os.path.join(
@@ -161,7 +163,7 @@ def main(argv):
             if not (a.exports and a.impl and a.local):
                 fail('status needs --exports, --impl and --local')
             text = emit_status(spec, a.exports, a.impl, a.local,
-                               a.unsupported, a.driver)
+                               a.unsupported, a.lib)
         return 0 if write(a.out, text, a.check) else 1
     except SpecError as e:
         sys.stderr.write('%s: %s\n' % (ME, e))

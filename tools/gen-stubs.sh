@@ -144,26 +144,11 @@ END {
 			printf " *   %-30s %s\n", name[i], nonint_type[name[i]]
 	print " */"
 	print "#include <stdatomic.h>"
-	print "#include <stdio.h>"
-	print "#include <stdlib.h>"
-	print "#include <string.h>"
 	print ""
 	print "#define XC_STUB_NOT_SUPPORTED 801\t/* cudaErrorNotSupported */"
 	print ""
-	print "static void xc_stub_note(atomic_flag *seen, const char *name)"
-	print "{"
-	print "\tconst char *q;"
-	print ""
-	print "\tif (atomic_flag_test_and_set_explicit(seen," \
-	      " memory_order_relaxed))"
-	print "\t\treturn;"
-	print "\tq = getenv(\"XCUDA_QUIET\");"
-	print "\tif (q && *q && strcmp(q, \"0\"))"
-	print "\t\treturn;"
-	print "\tfprintf(stderr, \"xcuda: %s is not supported" \
-	      " (cudaErrorNotSupported)\\n\","
-	print "\t\tname);"
-	print "}"
+	print "void xc_stub_note(atomic_flag *seen, const char *name," \
+	      " const char *what);"
 	for (i = 1; i <= n; i++) {
 		s = name[i]
 		if (s in have)
@@ -181,7 +166,8 @@ END {
 		print "{"
 		print "\tstatic atomic_flag seen = ATOMIC_FLAG_INIT;"
 		print ""
-		printf "\txc_stub_note(&seen, \"%s\");\n", s
+		printf "\txc_stub_note(&seen, \"%s\",\n", s
+		print "\t\t     \"cudaErrorNotSupported\");"
 		print "\treturn XC_STUB_NOT_SUPPORTED;"
 		print "}"
 	}

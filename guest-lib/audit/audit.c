@@ -30,6 +30,10 @@ static const struct {
 	{ "libcudart.so", 0, "libcudart.so.13" },
 	{ "libcuda.so.1", 1, "libcuda.so.1" },
 	{ "libcuda.so", 0, "libcuda.so.1" },
+	{ "libcublas.so.13", 1, "libcublas.so.13" },
+	{ "libcublas.so", 0, "libcublas.so.13" },
+	{ "libcublasLt.so.13", 1, "libcublasLt.so.13" },
+	{ "libcublasLt.so", 0, "libcublasLt.so.13" },
 };
 
 #define XC_NREPL	(sizeof(xc_replaced) / sizeof(xc_replaced[0]))

@@ -200,7 +200,8 @@ struct xcuda_param {
 #define XCUDA_CF_POSTABLE	(1u << 0)	/* may be sent posted */
 #define XCUDA_CF_CUDA		(1u << 1)	/* needs the CUDA runtime */
 #define XCUDA_CF_VARARGS	(1u << 2)	/* args may be shorter (launch) */
-#define XCUDA_CF_DRIVER		(1u << 3)	/* the driver API: a CUresult */
+/* Another library's call (driver API, cuBLAS, NVML): its own status. */
+#define XCUDA_CF_DRIVER		(1u << 3)
 
 /* Use of the header's data extent (spec: "data"). */
 enum xcuda_data {

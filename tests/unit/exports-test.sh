@@ -3,8 +3,9 @@
 #
 # Checks the dynamic symbols of our libcudart.so.13 against the committed
 # export list, and the list against the real runtime when it is installed;
-# those of our libcuda.so.1 against its list, and the private node of
-# libcudart.so.13 against what libcuda.so.1 imports from it.
+# those of our other libraries (libcuda.so.1, libcublas.so.13,
+# libcublasLt.so.13) against theirs, and the private node of
+# libcudart.so.13 against what they import from it.
 #
 #   tests/unit/exports-test.sh BUILD_DIR
 #
@@ -104,35 +105,42 @@ else
 	pass exports-build
 fi
 
-# (a'') xcuda's libcuda.so.1 exports exactly its list's functions.
-drv=${ours%/*}/libcuda.so.1
-drvlist=$root/guest-lib/exports/libcuda.so.1.syms
-if [ -f "$drv" ]; then
-	LC_ALL=C nm -D --defined-only "$drv" | awk '$2 == "T" {print $3}' |
-		LC_ALL=C sort > "$tmp/drv-ours"
-	grep -v '^#' "$drvlist" | LC_ALL=C sort > "$tmp/drv-list"
-	if cmp -s "$tmp/drv-ours" "$tmp/drv-list"; then
-		pass exports-libcuda
+# (a'') Each of xcuda's other libraries exports exactly its list's
+# functions (NVIDIA's version node, if any, is checked by its name).
+others=(libcuda.so.1 libcublas.so.13 libcublasLt.so.13)
+for lib in "${others[@]}"; do
+	f=${ours%/*}/$lib
+	if [ ! -f "$f" ]; then
+		fail "exports-$lib" "$f not found"
+		continue
+	fi
+	LC_ALL=C nm -D --defined-only "$f" |
+		awk '$2 == "T" {sub(/@.*/, "", $3); print $3}' |
+		LC_ALL=C sort > "$tmp/lib-ours"
+	grep -v '^#' "$root/guest-lib/exports/$lib.syms" | LC_ALL=C sort \
+		> "$tmp/lib-list"
+	if cmp -s "$tmp/lib-ours" "$tmp/lib-list"; then
+		pass "exports-$lib"
 	else
-		fail exports-libcuda "$(diff "$tmp/drv-list" "$tmp/drv-ours" |
+		fail "exports-$lib" "$(diff "$tmp/lib-list" "$tmp/lib-ours" |
 			grep '^[<>]' | head -n 3 | tr '\n' ' ')"
 	fi
-else
-	fail exports-libcuda "$drv not found"
-fi
+done
 
-# (a') The private node holds what libcuda.so.1 imports, no more.
-if [ -f "$ours" ] && [ -f "$drv" ]; then
+# (a') The private node holds what those libraries import, no more.
+if [ -f "$ours" ]; then
 	grep ' XCUDA_PRIVATE_1$' "$tmp/all" | awk '{print $1}' > "$tmp/priv"
-	LC_ALL=C nm -D --undefined-only "$drv" |
-		awk '$2 ~ /^xc_/ {sub(/@.*/, "", $2); print $2}' |
+	for lib in "${others[@]}"; do
+		[ -f "${ours%/*}/$lib" ] &&
+			LC_ALL=C nm -D --undefined-only "${ours%/*}/$lib"
+	done | awk '$2 ~ /^xc_/ {sub(/@.*/, "", $2); print $2}' |
 		LC_ALL=C sort -u > "$tmp/used"
 	if cmp -s "$tmp/priv" "$tmp/used" && [ -s "$tmp/used" ]; then
 		pass private-node
 	else
-		fail private-node "XCUDA_PRIVATE_1 is not what libcuda.so.1" \
-			"imports: $(diff "$tmp/priv" "$tmp/used" | grep '^[<>]' |
-			head -n 3 | tr '\n' ' ')"
+		fail private-node "XCUDA_PRIVATE_1 is not what the other" \
+			"libraries import: $(diff "$tmp/priv" "$tmp/used" |
+			grep '^[<>]' | head -n 3 | tr '\n' ' ')"
 	fi
 fi
 

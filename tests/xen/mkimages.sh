@@ -41,13 +41,15 @@ die() { echo "mkimages: $*" >&2; exit 1; }
 # copy_elf ROOT FILE [DEST]: FILE at DEST (default: its own path) in ROOT,
 # with the shared libraries it needs at their own paths.  libcudart is
 # left out unless KEEP_CUDART=1: in the DomU the programs must find
-# xcuda's library, never the real one.
+# xcuda's library, never the real one.  cuBLAS never goes: the DomU has
+# xcuda's, and Dom0 has no GPU for NVIDIA's (half a gigabyte).
 copy_elf() {
 	local root=$1 f=$2 dest=${3:-$2} lib
 	install -D -m 0755 "$f" "$root$dest"
 	while read -r lib; do
 		case $lib in
 		*/libcudart.so*) [ "${KEEP_CUDART:-0}" = 1 ] || continue ;;
+		*/libcublas.so* | */libcublasLt.so*) continue ;;
 		esac
 		[ -e "$root$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
 	done < <(ldd_libs "$f")
@@ -173,6 +175,9 @@ fi
 if [ -e "$GUESTDRV" ]; then
 	export LDD_PATH=$B/lib
 	copy_elf "$R" "$GUESTDRV" "$OPT/lib/libcuda.so.1"
+	for f in libcublas.so.13 libcublasLt.so.13; do
+		[ -e "$B/lib/$f" ] && copy_elf "$R" "$B/lib/$f" "$OPT/lib/$f"
+	done
 	unset LDD_PATH
 fi
 # xcudactl and the programs are linked against libcudart, which

@@ -4,7 +4,7 @@
 import re
 import textwrap
 
-from .spec import CALL_FLAGS, DATA_USES
+from .spec import APIS, CALL_FLAGS, DATA_USES
 
 WIDTH = 80
 
@@ -158,7 +158,10 @@ def emit_struct(out, call, what, fields, size):
 
 
 def flags_expr(call):
-    fl = ['XCUDA_CF_%s' % f.upper() for f in CALL_FLAGS if f in call.flags]
+    # Every library besides the runtime is flagged as the driver is: a
+    # call that answers its own status.
+    fl = ['XCUDA_CF_%s' % ('DRIVER' if f in APIS else f.upper())
+          for f in CALL_FLAGS if f in call.flags]
     return ' | '.join(fl) if fl else '0'
 
 
@@ -232,4 +235,14 @@ def typed_params(c):
 
 def c_decl(ctype, name):
     """A declaration of @name with the header's spelling of its type."""
+    if ctype.endswith('[]'):
+        return c_decl(ctype[:-2].rstrip(), name) + '[]'
     return '%s%s%s' % (ctype, '' if ctype.endswith('*') else ' ', name)
+
+
+def c_cast(ctype):
+    """@ctype as a cast: a parameter's T[] is a T *."""
+    if ctype.endswith('[]'):
+        t = ctype[:-2].rstrip()
+        return t + ('*' if t.endswith('*') else ' *')
+    return ctype

@@ -2,6 +2,7 @@
 """The documents: the command reference and the status of exports."""
 
 import fnmatch
+import re
 import os
 
 from .cgen import struct_name
@@ -257,9 +258,41 @@ def count_rows(count, total):
     return o + ['| total | %d |' % total]
 
 
+# The libraries besides the runtime, by their APIS key: the section's
+# title, the library and where it lives, what it exports, and its stubs'
+# answer.
+LIBRARIES = {
+    'driver': ('The driver API (libcuda.so.1)', 'libcuda.so.1',
+               'guest-lib/driver', 'driver.md',
+               'every function of the CUDA toolkit\'s `libcuda.so` and of '
+               'the NVIDIA driver\'s', 'the real driver',
+               '`CUDA_ERROR_NOT_SUPPORTED` (801)', 'libcuda'),
+    'cublas': ('cuBLAS (libcublas.so.13)', 'libcublas.so.13',
+               'guest-lib/blas', 'blas.md',
+               'every function of the CUDA toolkit\'s `libcublas.so.13`',
+               'the real cuBLAS', '`CUBLAS_STATUS_NOT_SUPPORTED` (15)',
+               'libcublas'),
+    'cublaslt': ('cuBLASLt (libcublasLt.so.13)', 'libcublasLt.so.13',
+                 'guest-lib/blas', 'blas.md',
+                 'every function of the CUDA toolkit\'s '
+                 '`libcublasLt.so.13`', 'the real cuBLASLt',
+                 '`CUBLAS_STATUS_NOT_SUPPORTED` (15)', 'libcublasLt'),
+    'nvml': ('NVML (libnvidia-ml.so.1)', 'libnvidia-ml.so.1',
+             'guest-lib/nvml', 'nvml.md',
+             'every function of the NVIDIA driver\'s `libnvidia-ml.so.1`',
+             'the real NVML', '`NVML_ERROR_NOT_SUPPORTED` (3)', 'nvml'),
+}
+
+
+def anchor(title):
+    """GitHub's anchor of a heading."""
+    return re.sub(r'[^a-z0-9 -]', '', title.lower()).replace(' ', '-')
+
+
 def emit_status(spec, exports_path, impl_path, local_path,
-                unsupported_path=None, driver=None):
-    """docs/STATUS.md; @driver: the same four paths of libcuda.so.1."""
+                unsupported_path=None, libs=()):
+    """docs/STATUS.md; @libs: (API, EXPORTS, IMPL, LOCAL, UNSUPPORTED)
+    of each other library, in order."""
     exports = []
     for words, no in read_syms(exports_path, True):
         if len(words) not in (2, 4):
@@ -295,31 +328,33 @@ def emit_status(spec, exports_path, impl_path, local_path,
     o += count_rows(count, len(exports))
     o += ['', 'Version node%s: %s.' % ('s' if len(nodes) > 1 else '',
                                        ', '.join('`%s`' % n for n in nodes))]
-    if driver:
-        o += ['', '[The driver API](#the-driver-api-libcudaso1) follows '
-              'the runtime\'s table.']
+    if libs:
+        o += ['', 'The other libraries follow the runtime\'s table: %s.' %
+              ', '.join('[%s](#%s)' % (LIBRARIES[lib[0]][0],
+                                       anchor(LIBRARIES[lib[0]][0]))
+                        for lib in libs)]
     o += ['', '| Symbol | State | Note |', '|---|---|---|'] + rows + ['']
-    if not driver:
-        return '\n'.join(o)
-    d_exports, d_impl, d_local, d_unsup = driver
-    d_exp = [(w[0], '-', False) for w, _ in read_syms(d_exports)]
-    d_have = {w[0] for w, _ in read_syms(d_impl)}
-    d_rows, d_count = status_rows([c for c in spec.calls
-                                   if c.api is APIS['driver']],
-                                  d_exp, d_have, read_local(d_local),
-                                  d_local, read_reasons(d_unsup), d_unsup)
-    o += ['## The driver API (libcuda.so.1)', '',
-          'The guest library `libcuda.so.1` (guest-lib/driver, '
-          '[driver.md](driver.md)) exports every function of the CUDA '
-          'toolkit\'s `libcuda.so` and of the NVIDIA driver\'s '
-          '(`guest-lib/exports/libcuda.so.1.syms`). '
-          'The states are those of the runtime: **forwarded** over the '
-          'session, as a command described in `spec/cuda-driver.calls` that '
-          'the worker makes with the real driver; **local**, answered in '
-          'the guest, often through the runtime\'s own calls '
-          '(`guest-lib/exports/libcuda-local.txt`); **NOT_SUPPORTED**, a '
-          'stub answering `CUDA_ERROR_NOT_SUPPORTED` (801), with its reason '
-          'from `guest-lib/exports/libcuda-unsupported.txt`.', '']
-    o += count_rows(d_count, len(d_exp))
-    o += ['', '| Symbol | State | Note |', '|---|---|---|'] + d_rows + ['']
+    for api, d_exports, d_impl, d_local, d_unsup in libs:
+        if api not in LIBRARIES:
+            fail('--lib %s: not one of %s' % (api, ', '.join(LIBRARIES)))
+        title, lib, where, doc, what, real, stub, _ = LIBRARIES[api]
+        d_exp = [(w[0], '-', False) for w, _ in read_syms(d_exports)]
+        d_have = {w[0] for w, _ in read_syms(d_impl)}
+        calls = [c for c in spec.calls if c.api is APIS[api]]
+        d_rows, d_count = status_rows(calls, d_exp, d_have,
+                                      read_local(d_local), d_local,
+                                      read_reasons(d_unsup), d_unsup)
+        files = sorted({c.spec_file for c in calls})
+        o += ['## ' + title, '',
+              'The guest library `%s` (%s, [%s](%s)) exports %s (`%s`). '
+              'The states are those of the runtime: **forwarded** over the '
+              'session, as a command described in %s that the worker '
+              'makes with %s; **local**, answered in the guest (`%s`); '
+              '**NOT_SUPPORTED**, a stub answering %s, with its reason '
+              'from `%s`.' % (lib, where, doc, doc, what, d_exports,
+                              ', '.join('`spec/%s`' % f for f in files),
+                              real, d_local, stub, d_unsup), '']
+        o += count_rows(d_count, len(d_exp))
+        o += ['', '| Symbol | State | Note |', '|---|---|---|'] + d_rows + \
+            ['']
     return '\n'.join(o)

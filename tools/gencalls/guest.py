@@ -90,6 +90,10 @@ def guest_body(c):
     if xfers:
         decls.append('\tstruct xc_xfer x[%d];' % len(xfers))
     decls.append('\t%s err;' % ('int' if c.api else 'cudaError_t'))
+    scal = [p for p in c.params if p.kind in ('hscalar', 'hresult')]
+    if scal:
+        decls.append('\tint host;')
+    decls += ['\tsize_t %s_size;' % p.name for p in scal if p.size_from]
     b += decls + ['']
     if c.api:
         # cuInit first; most calls need a current context too.
@@ -132,6 +136,28 @@ def guest_body(c):
                   '\t\treturn %s;' % fl.fail(fl.handle)]
         elif p.kind in ('inline', 'sized') and p.dir == 'in':
             b.append('\tmemcpy(&a.%s, %s, sizeof(a.%s));' % (f, p.name, f))
+    if scal:
+        # The handle's pointer mode says where the scalars are.
+        h = next(p for p in c.params if p.kind == 'handle')
+        b.append('\thost = %s(%s);' % (c.api.scalars[0], h.name))
+    for i, p in enumerate(scal):
+        if p.size_from:
+            b += ['\t%s_size = %s(%s);' % (p.name, c.api.scalars[2],
+                                          ', '.join(p.size_from +
+                                                    ['-1'] * (2 - len(
+                                                        p.size_from)))),
+                  '\tif (host && %s && !%s_size)' % (p.name, p.name),
+                  '\t\treturn %s;' % fl.fail(fl.inval)]
+        size = '%s_size' % p.name if p.size_from else 'sizeof(*%s)' % p.name
+        b += ['\tif (!%s)' % p.name, '\t\ta.nulls |= 1u << %d;' % i]
+        if p.kind == 'hscalar':
+            b += ['\telse if (host)',
+                  '\t\tmemcpy(a.%s, %s, %s);' % (p.name, p.name, size),
+                  '\telse',
+                  '\t\ta.%s[0] = (uintptr_t)%s;' % (p.name, p.name)]
+        else:
+            b += ['\telse if (!host)',
+                  '\t\ta.%s = (uintptr_t)%s;' % (p.name, p.name)]
     for i, p in enumerate(xfers):
         if p.kind == 'string':
             ln = 'xc_strsize(%s, %d)' % (p.name, p.max)
@@ -165,7 +191,7 @@ def guest_body(c):
                  (c.lc, ', '.join((['&a'] if c.args else []) +
                                   (['&r'] if c.res else []))))
     outs = [p for p in c.params if p.kind in ('inline', 'sized', 'devptr')
-            and p.dir == 'out' or p.kind == 'newhandle']
+            and p.dir == 'out' or p.kind in ('newhandle', 'hresult')]
     if outs:
         b += ['\tif (err)', '\t\treturn %s;' % fl.status('err')]
         for p in outs:
@@ -175,12 +201,19 @@ def guest_body(c):
                       '\t\treturn %s;' % fl.fail(fl.unknown)]
         for p in outs:
             pt = re.sub(r'^const\s+', '', p.canon.pointee.spelling)
+            if p.kind == 'hresult':
+                b += ['\tif (host && %s)' % p.name,
+                      '\t\tmemcpy(%s, r.%s, %s);' % (
+                    p.name, p.name, '%s_size' % p.name if p.size_from
+                    else 'sizeof(*%s)' % p.name)]
+                continue
             if p.kind == 'newhandle' and p.handle.value:
                 set_ = '\t*%s = (%s)r.%s;' % (p.name, p.handle.ctype,
                                               p.name)
             elif p.kind == 'newhandle':
+                # The parameter's own type: an alias names the kind too.
                 set_ = '\t*%s = (%s)(uintptr_t)r.%s;' % (
-                    p.name, p.handle.ctype, p.name)
+                    p.name, re.sub(r'\s*\*$', '', p.ctype), p.name)
             elif p.kind == 'sized':
                 set_ = '\tmemcpy(%s, &r.%s, sizeof(r.%s));' % (
                     p.name, p.name, p.name)

@@ -40,6 +40,10 @@ def load_prototypes(headers, include_dirs, wanted):
         if c.kind == tk.POINTER:
             return CType(t.spelling, 'pointer', 8, 8,
                          pointee=ctype(c.get_pointee()), const=const)
+        if c.kind in (tk.INCOMPLETEARRAY, tk.CONSTANTARRAY):
+            # A parameter T x[] is a T *x; the spelling keeps its [].
+            return CType(t.spelling, 'pointer', 8, 8,
+                         pointee=ctype(c.element_type), const=const)
         if c.kind in (tk.CHAR_S, tk.CHAR_U):
             return CType(t.spelling, 'char', 1, 1, const=const)
         if c.kind in ints_signed or c.kind in ints_unsigned:

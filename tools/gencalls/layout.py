@@ -5,7 +5,10 @@ import re
 
 from .headers import variant_proto
 from .spec import (ARENA_KINDS, EXTENT_SIZE, INLINE_ARGS, INLINE_RES,
-                   PARAM_WORDS, Field, fail)
+                   PARAM_WORDS, SCALAR_WORDS, Field, fail)
+
+
+STREAM_TYPES = ('cudaStream_t', 'cudaEvent_t', 'CUstream', 'CUevent')
 
 
 def wire_scalar(ct, where):
@@ -29,7 +32,12 @@ def classify(call, p, handles):
         mm = re.fullmatch(r'max=(\d+)', w)
         mu = re.fullmatch(r'unknown=(cudaError\w+)', w)
         ms = re.fullmatch(r'size=(4|8)', w)
-        if mu:
+        msc = re.fullmatch(r'(scalar|result)(?:\(([A-Za-z_]\w*)'
+                           r'(?:,([A-Za-z_]\w*))?\))?', w)
+        if msc:
+            p.words.add(msc.group(1))
+            p.size_from = [x for x in msc.group(2, 3) if x]
+        elif mu:
             p.unknown = mu.group(1)
         elif ms:
             p.size = int(ms.group(1))
@@ -68,6 +76,28 @@ def classify(call, p, handles):
     if 'destroy' in p.words or 'borrowed' in p.words:
         fail('%s: %s is no handle (declare its type with "handle")' %
              (where, p.name))
+    sc = p.words & set(SCALAR_WORDS)
+    if sc:
+        api = call.api
+        if len(sc) > 1 or p.words - sc or ct.kind != 'pointer' or \
+                not api or not api.scalars:
+            fail('%s: %s: scalar and result are pointers of a library '
+                 'with pointer modes, and take no other word' %
+                 (where, p.name))
+        p.kind = 'hscalar' if 'scalar' in sc else 'hresult'
+        p.dir = 'in' if 'scalar' in sc else 'out'
+        if (ct.pointee.kind == 'void') != bool(p.size_from):
+            fail('%s: %s: a void * scalar names the parameters that give '
+                 'its type, (A[,B]); a typed one does not' %
+                 (where, p.name))
+        if ct.pointee.kind != 'void' and not 0 < ct.pointee.size <= 16:
+            fail('%s: %s: a scalar is at most 16 bytes' % (where, p.name))
+        return
+    if not words and ct.kind == 'pointer' and call.api and \
+            call.api.devptrs and ct.pointee.kind != 'char' and \
+            p.ctype not in STREAM_TYPES:
+        # The math libraries' arrays are in device memory.
+        p.words.add('devptr')
     if 'devptr' in p.words and ct.kind == 'int' and ct.size == 8:
         # CUdeviceptr: the driver's device address is an integer.
         if p.words - {'in', 'devptr'}:
@@ -82,7 +112,7 @@ def classify(call, p, handles):
         # A structure by value (cudaExtent) travels as it is.
         p.kind = 'value' if ct.record else 'scalar'
         return
-    if p.ctype in ('cudaStream_t', 'cudaEvent_t', 'CUstream', 'CUevent'):
+    if p.ctype in STREAM_TYPES:
         if p.words - {'in'}:
             fail('%s: %s is a handle' % (where, p.name))
         p.kind = 'stream' if p.ctype in ('cudaStream_t', 'CUstream') \
@@ -150,7 +180,7 @@ def layout(fields, where, limit, what):
     for f in fields:
         if off % f.align:
             pad = f.align - off % f.align
-            if f.param is None:
+            if not f.generated:
                 fail('%s: %s.%s at offset %d is not aligned to %d: add a '
                      'pad field' % (where, what, f.name, off, f.align))
             p = Field('pad%d' % n, 'uint8_t', pad, 1, str(pad), doc='zero',
@@ -164,7 +194,7 @@ def layout(fields, where, limit, what):
         off += f.size
     if off % 8:
         pad = 8 - off % 8
-        if fields and fields[0].param is None:
+        if fields and not fields[0].generated:
             fail('%s: %s is %d bytes, not a multiple of 8: add a pad '
                  'field' % (where, what, off))
         p = Field('pad%d' % n, 'uint8_t', pad, 1, str(pad), doc='zero',
@@ -209,6 +239,14 @@ def resolve(call, protos, headers, handles):
     for p in params:
         classify(call, p, handles)
     for p in params:
+        for n in p.size_from:
+            if n not in names:
+                fail('%s: %s(%s) names no parameter' % (call.where, p.name,
+                                                         n))
+        if p.kind in ('hscalar', 'hresult') and not any(
+                q.kind == 'handle' for q in params):
+            fail('%s: %s: a scalar needs the handle whose pointer mode '
+                 'places it' % (call.where, p.name))
         if p.kind in ('buf', 'array') and p.buf_len not in names:
             fail('%s: %s(%s) of %s names no parameter' %
                  (call.where, p.kind, p.buf_len, p.name))
@@ -235,6 +273,17 @@ def resolve(call, protos, headers, handles):
             t = 'uint%d_t' % (p.size * 8)
             (args if p.dir == 'in' else res).append(
                 Field(p.name, t, p.size, p.size, doc=t, param=p))
+        elif p.kind == 'hscalar':
+            # The value itself (host pointer mode) or its address.
+            args.append(Field(p.name, 'uint64_t', 16, 8, '2',
+                              doc='scalar: value or device address',
+                              param=p))
+        elif p.kind == 'hresult':
+            args.append(Field(p.name, 'uint64_t', 8, 8,
+                              doc='device address (device pointer mode)',
+                              param=p))
+            res.append(Field(p.name, 'uint64_t', 16, 8, '2',
+                             doc='value (host pointer mode)', param=p))
         elif p.kind == 'devptr':
             (args if p.dir == 'in' else res).append(
                 Field(p.name, 'uint64_t', 8, 8, doc='device address',
@@ -252,6 +301,11 @@ def resolve(call, protos, headers, handles):
                 ws, wsize = wire_scalar(pt, where)
                 f = Field(p.name, ws, wsize, wsize, doc=t, param=p)
             (args if p.dir == 'in' else res).append(f)
+    if any(p.kind in ('hscalar', 'hresult') for p in params):
+        # A scalar the program passed as NULL reaches the library so.
+        args.append(Field('nulls', 'uint32_t', 4, 4,
+                          doc='bit i: the i-th scalar is NULL',
+                          generated=True))
     call.params = params
     call.args, call.args_size = layout(args, call.where, INLINE_ARGS, 'args')
     call.res, call.res_size = layout(res, call.where, INLINE_RES, 'result')

@@ -20,8 +20,8 @@ class Api:
     and the guest library its entry points are generated for."""
 
     def __init__(self, flag, status, ok, inval, handle, unknown, prefix,
-                 forward, forward_xfer, enter, result, sym, missing, out,
-                 header, what):
+                 enter, result, sym, missing, out, header, what,
+                 devptrs=False, scalars=None):
         self.flag = flag
         self.status = status        # the C type entry points return
         self.ok = ok
@@ -29,8 +29,9 @@ class Api:
         self.handle = handle        # a handle that names nothing
         self.unknown = unknown      # an answer that makes no sense
         self.prefix = prefix        # every entry point's name starts so
-        self.forward = forward      # guest round trips: own status
-        self.forward_xfer = forward_xfer
+        # Guest round trips answer the call's own status.
+        self.forward = 'xc_drv_forward'
+        self.forward_xfer = 'xc_drv_forward_xfer'
         self.enter = enter          # the guest's check before a call
         self.result = result        # a round trip's status as `status`
         self.sym = sym              # the worker's lookup of a symbol
@@ -38,16 +39,61 @@ class Api:
         self.out = out              # the generated guest entry points
         self.header = header        # what they include
         self.what = what            # for messages and comments
+        # A pointer without a word is a device address (the math
+        # libraries' arrays).
+        self.devptrs = devptrs
+        # Where `scalar` and `result` parameters live: the guest's and
+        # the worker's test of a handle's pointer mode, and the guest's
+        # size of a scalar of the types that parameters name.
+        self.scalars = scalars
 
 
 APIS = {
     'driver': Api('driver', 'CUresult', 'CUDA_SUCCESS',
                   'CUDA_ERROR_INVALID_VALUE', 'CUDA_ERROR_INVALID_HANDLE',
-                  'CUDA_ERROR_UNKNOWN', 'cu', 'xc_drv_forward',
-                  'xc_drv_forward_xfer', 'xc_drv_enter', 'xc_drv_result',
-                  'xd_drv_sym', 'CUDA_ERROR_NOT_INITIALIZED',
+                  'CUDA_ERROR_UNKNOWN', 'cu', 'xc_drv_enter',
+                  'xc_drv_result', 'xd_drv_sym', 'CUDA_ERROR_NOT_INITIALIZED',
                   'guest-lib/driver_entries.c', 'driver.h', 'driver'),
+    # cuBLAS has no status for an unknown handle: NOT_INITIALIZED is what
+    # it answers for one.
+    'cublas': Api('cublas', 'cublasStatus_t', 'CUBLAS_STATUS_SUCCESS',
+                  'CUBLAS_STATUS_INVALID_VALUE',
+                  'CUBLAS_STATUS_NOT_INITIALIZED',
+                  'CUBLAS_STATUS_INTERNAL_ERROR', 'cublas', 'xc_blas_enter',
+                  'xc_blas_result', 'xd_blas_sym',
+                  'CUBLAS_STATUS_NOT_INITIALIZED',
+                  'guest-lib/blas_entries.c', 'blas.h', 'cuBLAS',
+                  devptrs=True,
+                  scalars=('xc_blas_host_scalars', 'xd_blas_host_scalars',
+                           'xc_blas_scalar_size')),
+    'cublaslt': Api('cublaslt', 'cublasStatus_t', 'CUBLAS_STATUS_SUCCESS',
+                    'CUBLAS_STATUS_INVALID_VALUE',
+                    'CUBLAS_STATUS_NOT_INITIALIZED',
+                    'CUBLAS_STATUS_INTERNAL_ERROR', 'cublasLt',
+                    'xc_blas_enter', 'xc_blas_result', 'xd_blaslt_sym',
+                    'CUBLAS_STATUS_NOT_INITIALIZED',
+                    'guest-lib/blaslt_entries.c', 'blas.h', 'cuBLASLt',
+                    devptrs=True),
+    'nvml': Api('nvml', 'nvmlReturn_t', 'NVML_SUCCESS',
+                'NVML_ERROR_INVALID_ARGUMENT', 'NVML_ERROR_INVALID_ARGUMENT',
+                'NVML_ERROR_UNKNOWN', 'nvml', 'xc_nvml_enter',
+                'xc_nvml_result', 'xd_nvml_sym',
+                'NVML_ERROR_LIBRARY_NOT_FOUND', 'guest-lib/nvml_entries.c',
+                'nvml_guest.h', 'NVML'),
 }
+
+
+def api_of(name):
+    """The library API an entry point belongs to by its name (the longest
+    prefix: cublasLt before cublas before cu), None for the runtime's."""
+    if name.startswith('cuda'):
+        return None
+    best = None
+    for a in APIS.values():
+        if name.startswith(a.prefix) and \
+                (best is None or len(a.prefix) > len(best.prefix)):
+            best = a
+    return best
 
 
 CALL_FLAGS = ('cuda', 'postable', 'varargs') + tuple(APIS)
@@ -79,6 +125,10 @@ EXTENT_SIZE = 8
 # Parameter annotations of generated calls.
 PARAM_WORDS = ('in', 'out', 'inout', 'nullable', 'func', 'devptr',
                'struct', 'string', 'arena', 'destroy', 'borrowed')
+# A math library's scalar in (`scalar`) or out (`result`), which the
+# handle's pointer mode puts in host or device memory; (A[,B]) name the
+# parameters whose types give a `void *` scalar its size.
+SCALAR_WORDS = ('scalar', 'result')
 
 
 PER_THREAD_SUFFIXES = ('_ptsz', '_ptds')
@@ -99,7 +149,7 @@ class Field:
     """One member of a wire layout."""
 
     def __init__(self, name, ctype, size, align, array=None, doc='',
-                 wire='', param=None):
+                 wire='', param=None, generated=False):
         self.name = name
         self.ctype = ctype      # C type of the member
         self.size = size        # total bytes
@@ -108,6 +158,8 @@ class Field:
         self.doc = doc
         self.wire = wire        # the spec's word for it, for the docs
         self.param = param      # the Param it carries, if generated
+        # laid out by the generator (padded for) though no parameter's
+        self.generated = generated or param is not None
         self.offset = 0
 
     def decl(self):
@@ -134,6 +186,8 @@ class Param:
         self.handle = None          # the HandleKind of handle parameters
         # What a func parameter that names no kernel answers.
         self.unknown = 'cudaErrorInvalidDeviceFunction'
+        # scalar/result: the parameters that size a void * scalar.
+        self.size_from = []
 
 
 class Call:
@@ -418,8 +472,7 @@ def check_spec(spec):
                 fail('%s: "param" annotates prototypes; this call gives '
                      'its layout' % c.where)
             document_fields(c)
-        if c.api and any(not e.startswith(c.api.prefix) or
-                         e.startswith('cuda')
+        if c.api and any(api_of(e) is not c.api
                          for e in c.entries + c.aliases):
             fail('%s: a %s call\'s entries are %s* functions' %
                  (c.where, c.api.what, c.api.prefix))

@@ -3,7 +3,8 @@
 
 import re
 
-from .cgen import WIDTH, preamble, struct_name, typed_params, width
+from .cgen import (WIDTH, c_cast, preamble, struct_name, typed_params,
+                   width)
 from .spec import ARENA_KINDS
 
 
@@ -91,9 +92,20 @@ def emit_handlers_h(spec, src):
     return '\n'.join(o)
 
 
+def worker_codes(c):
+    """What the worker answers for a refused argument, an unknown handle
+    and an unknown value: the call's own library's codes."""
+    if c.api:
+        return c.api.inval, c.api.handle, c.api.inval
+    return 'cudaErrorInvalidValue', 'cudaErrorInvalidResourceHandle', \
+        VALUE_UNKNOWN
+
+
 def worker_body(c):
     """The worker side of a generated call."""
     d, b, frees = [], [], []
+    inval, hbad, vbad = worker_codes(c)
+    scal = [p for p in c.params if p.kind in ('hscalar', 'hresult')]
     for p in c.params:
         if p.kind == 'stream':
             d.append('\tcudaStream_t %s;' % p.name)
@@ -109,7 +121,8 @@ def worker_body(c):
             # The parameter's own spelling: a const alias stays const.
             d.append('\t%s %s = NULL;' % (p.ctype, p.name))
         elif p.kind == 'newhandle':
-            d.append('\t%s %s = NULL;' % (p.handle.ctype, p.name))
+            d.append('\t%s %s = NULL;' % (re.sub(r'\s*\*$', '', p.ctype),
+                                          p.name))
         elif p.kind == 'devptr' and p.dir == 'out' and \
                 p.canon.pointee.kind == 'int':
             d.append('\t%s %s = 0;' % (p.ctype.rstrip(' *'), p.name))
@@ -122,6 +135,11 @@ def worker_body(c):
                                      not p.canon.pointee.const):
             pt = re.sub(r'^const\s+', '', p.canon.pointee.spelling)
             d.append('\t%s %s;' % (pt, p.name))
+    for p in scal:
+        # Aligned for the widest scalar (cuDoubleComplex).
+        d.append('\t_Alignas(16) uint8_t %s_v[16];' % p.name)
+    if scal:
+        d.append('\tint host;')
     if c.api:
         # The library is looked up, never linked: xcudad runs without it.
         d += ['\tstatic void *sym;',
@@ -139,24 +157,27 @@ def worker_body(c):
         b += ['\t%s = xd_arena_copy(s, &a->%s, %d);' %
               (p.name, p.name, p.max),
               '\tif (!%s && a->%s.len) {' % (p.name, p.name),
-              '\t\terr = cudaErrorInvalidValue;', '\t\tgoto out;', '\t}']
+              '\t\terr = %s;' % inval, '\t\tgoto out;', '\t}']
         frees.append(p.name)
         if p.kind == 'string':
             b += ['\tif (%s && !memchr(%s, 0, a->%s.len)) {' %
                   (p.name, p.name, p.name),
-                  '\t\terr = cudaErrorInvalidValue;', '\t\tgoto out;', '\t}']
+                  '\t\terr = %s;' % inval, '\t\tgoto out;', '\t}']
         if p.kind == 'object':
             pt = p.canon.pointee
             b += ['\tif (%s && a->%s.len != %d) {' % (p.name, p.name,
                                                       pt.size),
-                  '\t\terr = cudaErrorInvalidValue;', '\t\tgoto out;', '\t}']
+                  '\t\terr = %s;' % inval, '\t\tgoto out;', '\t}']
         if p.kind == 'array':
             # Its count must fit the extent: CUDA reads count elements.
             size = p.canon.pointee.size
-            b += ['\tif (%s(uint64_t)a->%s > a->%s.len / %d) {' % (
+            test = '\tif (%s(uint64_t)a->%s > a->%s.len / %d) {' % (
                 'a->%s < 0 || ' % p.buf_len if c_signed(c, p.buf_len)
-                else '', p.buf_len, p.name, size),
-                  '\t\terr = cudaErrorInvalidValue;', '\t\tgoto out;', '\t}']
+                else '', p.buf_len, p.name, size)
+            if width(test) > WIDTH:
+                test = test.replace(' > ', ' >\n\t    ', 1)
+            b += [test,
+                  '\t\terr = %s;' % inval, '\t\tgoto out;', '\t}']
         if p.kind == 'buf':
             # CUDA may write as many bytes as the length says.
             b += ['\tif (a->%s < 0 || (uint64_t)a->%s > a->%s.len) {' %
@@ -164,16 +185,20 @@ def worker_body(c):
                   if c_signed(c, p.buf_len) else
                   '\tif ((uint64_t)a->%s > a->%s.len) {' %
                   (p.buf_len, p.name),
-                  '\t\terr = cudaErrorInvalidValue;', '\t\tgoto out;', '\t}']
+                  '\t\terr = %s;' % inval, '\t\tgoto out;', '\t}']
     for p in c.params:
         if p.kind == 'stream':
             b += ['\terr = xd_stream_lookup(&s->streams, a->%s, &%s);' %
-                  (p.name, p.name), '\tif (err)', '\t\tgoto out;']
+                  (p.name, p.name)]
+            # Another library's own code for a stream that names nothing.
+            b += ['\tif (err) {', '\t\terr = %s;' % hbad, '\t\tgoto out;',
+                  '\t}'] if c.api and c.api.flag != 'driver' else \
+                ['\tif (err)', '\t\tgoto out;']
         elif p.kind == 'handle' and p.handle.value:
             # Only a value this session was given names an object.
             b += ['\tif (!xd_value_find(&s->objects[%s], a->%s)) {' %
                   (p.handle.enum, p.name),
-                  '\t\terr = %s;' % VALUE_UNKNOWN,
+                  '\t\terr = %s;' % vbad,
                   '\t\tgoto out;', '\t}',
                   '\t%s = (%s)a->%s;' % (p.name, p.handle.ctype, p.name)]
         elif p.kind in ('event', 'handle'):
@@ -182,7 +207,7 @@ def worker_body(c):
             get = ['\t%s = xd_object_get(%s, a->%s);' % (p.name, table,
                                                           p.name),
                    '\tif (!%s) {' % p.name,
-                   '\t\terr = cudaErrorInvalidResourceHandle;',
+                   '\t\terr = %s;' % hbad,
                    '\t\tgoto out;', '\t}']
             if p.nullable:
                 # NULL (0) reaches CUDA as NULL.
@@ -197,6 +222,16 @@ def worker_body(c):
         elif p.kind == 'inline' and not p.canon.pointee.const:
             b.append('\tmemcpy(&%s, &a->%s, sizeof(%s));' %
                      (p.name, p.name, p.name))
+    if scal:
+        # Dom0's library decides where the scalars are, not the guest.
+        h = next(p for p in c.params if p.kind == 'handle')
+        b.append('\thost = %s(%s);' % (c.api.scalars[1], h.name))
+    for p in scal:
+        if p.kind == 'hscalar':
+            b.append('\tmemcpy(%s_v, a->%s, sizeof(%s_v));' %
+                     (p.name, p.name, p.name))
+        else:
+            b.append('\tmemset(%s_v, 0, sizeof(%s_v));' % (p.name, p.name))
     cargs = []
     for p in c.params:
         if p.kind == 'scalar':
@@ -207,12 +242,16 @@ def worker_body(c):
             cargs.append(p.name)
         elif p.kind == 'func':
             cargs.append('(const void *)%s' % p.name)
+        elif p.kind in ('hscalar', 'hresult'):
+            cargs.append('(%s)xd_scalar(a->nulls & %#xu, host, %s_v, a->%s%s)'
+                         % (p.ctype, 1 << scal.index(p), p.name, p.name,
+                            '[0]' if p.kind == 'hscalar' else ''))
         elif p.kind == 'devptr' and p.dir == 'in':
-            cargs.append('(%s)(uintptr_t)a->%s' % (p.ctype, p.name))
+            cargs.append('(%s)(uintptr_t)a->%s' % (c_cast(p.ctype), p.name))
         elif p.kind == 'devptr':
             cargs.append('&%s' % p.name)
         elif p.kind in ARENA_KINDS:
-            cargs.append('(%s)%s' % (p.ctype, p.name))
+            cargs.append('(%s)%s' % (c_cast(p.ctype), p.name))
         elif p.kind == 'handle':
             cargs.append(p.name)
         elif p.kind in ('newhandle', 'sized'):
@@ -247,6 +286,7 @@ def worker_body(c):
     news = [p for p in c.params if p.kind == 'newhandle']
     sized = [p for p in c.params if p.kind in ('sized', 'devptr') and
              p.dir == 'out']
+    outs += [p for p in scal if p.kind == 'hresult']
     if outs or arena_out or news or sized:
         b += ['\tif (err)', '\t\tgoto out;']
     # On success only: an object CUDA would not destroy keeps its handle.
@@ -284,7 +324,11 @@ def worker_body(c):
         b.append('\tr->%s = %s%s;' % (
             p.name, '(uintptr_t)' if p.kind == 'devptr' else '', p.name))
     for p in outs:
-        if p.canon.pointee.record:
+        if p.kind == 'hresult':
+            b += ['\tif (host && !(a->nulls & %#xu))' % (1 << scal.index(p)),
+                  '\t\tmemcpy(r->%s, %s_v, sizeof(r->%s));' %
+                  (p.name, p.name, p.name)]
+        elif p.canon.pointee.record:
             b.append('\tmemcpy(&r->%s, &%s, sizeof(r->%s));' %
                      (p.name, p.name, p.name))
         else:
@@ -334,7 +378,7 @@ def emit_dispatch_c(spec, src):
         exts = [f for f in c.args if f.ctype == 'struct xcuda_extent']
         for f in exts:
             o += ['\tif (!xd_extent_ok(s, &a.%s))' % f.name,
-                  '\t\treturn cudaErrorInvalidValue;']
+                  '\t\treturn %s;' % worker_codes(c)[0]]
         o.append('\terr = %s(%s);' % (handler, ', '.join(
             ['s'] + (['&a'] if c.args else []) + (['&r'] if c.res else []) +
             ['call'])))

@@ -103,12 +103,14 @@ static inline void *xd_scalar(uint32_t null, int host, void *copy,
 }
 /* 1 when @h's pointer mode puts scalars in host memory. */
 int xd_blas_host_scalars(cublasHandle_t h);
-/* What a session leaves of cuBLAS and cuBLASLt goes. */
+/*
+ * Whether @blob, @len bytes the guest sent, holds exactly @n cuBLASLt
+ * objects of @kinds (include/xcuda/blaslt.h): 0, or -1.
+ */
+int xd_lt_check(const uint8_t *blob, uint64_t len, const uint32_t *kinds,
+		int n);
+/* A handle the session leaves goes. */
 void xd_blas_destroy(cublasHandle_t h);
-void xd_blaslt_desc_destroy(cublasLtMatmulDesc_t d);
-void xd_blaslt_layout_destroy(cublasLtMatrixLayout_t l);
-void xd_blaslt_pref_destroy(cublasLtMatmulPreference_t p);
-void xd_blaslt_transform_destroy(cublasLtMatrixTransformDesc_t t);
 
 /* The size of the device allocation that starts at @p, 0 if unknown. */
 uint64_t xd_alloc_size(const void *p);

@@ -199,6 +199,9 @@ cudaError_t cudaDeviceReset(void)
 	xc_ret(late);
 	if (err)
 		return xc_ret(err);
+	/* The reset destroyed the context and its streams. */
+	xc_ctx_changed();
+	xc_stream_gone();
 	/* The reset freed every device allocation of the process. */
 	xc_range_drop_kind(XC_R_DEVICE);
 	xc_managed_forget_all(s);

@@ -94,6 +94,15 @@ struct xc_session *xc_session_get(cudaError_t *err);
  * primary context, natively): the driver API compares two counts.
  */
 unsigned int xc_runtime_called(void);
+/*
+ * Epochs that other guest libraries compare to know their copies of
+ * some state current: a primary context's (changed by a reset or its
+ * flags), and the streams' (one destroyed: its handle may come back).
+ */
+void xc_ctx_changed(void);
+unsigned int xc_ctx_epoch(void);
+void xc_stream_gone(void);
+unsigned int xc_stream_epoch(void);
 /* The session if one is open; never opens one. */
 struct xc_session *xc_session_peek(void);
 

@@ -429,6 +429,33 @@ unsigned int xc_runtime_called(void)
 	return xc_rt_called;
 }
 
+/*
+ * Epochs of the state other guest libraries keep copies of: a primary
+ * context's state and flags (reset, flags set), and the streams (one
+ * destroyed, whose handle a new stream may take again).
+ */
+static unsigned int xc_ctx_gen, xc_stream_gen;
+
+void xc_ctx_changed(void)
+{
+	__atomic_add_fetch(&xc_ctx_gen, 1, __ATOMIC_RELEASE);
+}
+
+unsigned int xc_ctx_epoch(void)
+{
+	return __atomic_load_n(&xc_ctx_gen, __ATOMIC_ACQUIRE);
+}
+
+void xc_stream_gone(void)
+{
+	__atomic_add_fetch(&xc_stream_gen, 1, __ATOMIC_RELEASE);
+}
+
+unsigned int xc_stream_epoch(void)
+{
+	return __atomic_load_n(&xc_stream_gen, __ATOMIC_ACQUIRE);
+}
+
 struct xc_session *xc_session_get(cudaError_t *err)
 {
 	xc_rt_called++;

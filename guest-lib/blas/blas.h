@@ -8,9 +8,10 @@
  *
  * Scalars (alpha, beta, a dot product's result) are in host or device
  * memory as the handle's pointer mode (cuBLASLt: the descriptor's) says.
- * The guest keeps each handle's and descriptor's mode, to send a host
- * scalar's value and a device scalar's address; the worker asks its own
- * handle which one it got before it reads it (spec/README.md).
+ * The guest keeps each handle's mode (and cuBLASLt's descriptors whole,
+ * lt.c), to send a host scalar's value and a device scalar's address;
+ * the worker asks its own handle which one it got before it reads it
+ * (spec/README.md).
  */
 #ifndef XCUDA_BLAS_H
 #define XCUDA_BLAS_H
@@ -41,21 +42,25 @@ size_t xc_blas_type_size(int t);
 /* cuBLAS's name (@name) or text for @status. */
 const char *xc_blas_text(cublasStatus_t status, int name);
 
-/* What the guest keeps of a handle or descriptor, by its handle. */
+/* What the guest keeps of a handle, by its handle. */
 enum xc_blas_kind {
 	XC_BLAS_HANDLE,		/* cublasHandle_t or cublasLtHandle_t */
-	XC_BLAS_MATMUL_DESC,	/* cublasLtMatmulDesc_t */
 };
 
 struct xc_blas_obj {
 	uintptr_t key;
 	enum xc_blas_kind kind;
-	/* handles: the pointer mode and the stream the program set */
+	/* the pointer mode and the stream the program set */
 	cublasPointerMode_t mode;
 	cudaStream_t stream;
-	/* matmul descriptors: the pointer mode and the scale type */
-	int32_t lt_mode;
-	int32_t scale_type;
+	/* the worker's handle has that stream since this stream epoch */
+	int stream_known;
+	unsigned int stream_epoch;
+	/* the workspace and math mode the worker's handle has, once set */
+	int ws_known, math_known;
+	void *ws;
+	size_t ws_size;
+	cublasMath_t math;
 	struct xc_blas_obj *next;
 };
 

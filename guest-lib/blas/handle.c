@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuBLAS handles in the guest: creation and destruction, and the two
- * things the guest keeps of each, its pointer mode (where scalars are)
- * and its stream (cublasGetStream answers it without a round trip).
+ * cuBLAS handles in the guest: creation and destruction, and what the
+ * guest keeps of each: its pointer mode (where scalars are), its stream
+ * (cublasGetStream answers it without a round trip), and its workspace
+ * and math mode, which frameworks set again before every call and which
+ * go to the worker only when they change.
  */
 #include <stdint.h>
 #include <string.h>
@@ -87,6 +89,7 @@ cublasStatus_t cublasSetStream_v2(cublasHandle_t handle,
 				  cudaStream_t streamId)
 {
 	struct xcuda_blas_set_stream_args a;
+	unsigned int epoch = xc_stream_epoch();
 	struct xc_blas_obj o;
 	int err;
 
@@ -94,10 +97,22 @@ cublasStatus_t cublasSetStream_v2(cublasHandle_t handle,
 		return CUBLAS_STATUS_NOT_INITIALIZED;
 	if (xc_stream_handle(streamId, 0, &a.streamId))
 		return CUBLAS_STATUS_INVALID_VALUE;
+	if (xc_blas_obj_get(xc_blas_key(handle), XC_BLAS_HANDLE, &o))
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	/*
+	 * Frameworks set the stream before every call.  The same handle
+	 * with no stream destroyed since is the same stream: nothing to
+	 * send.
+	 */
+	if (o.stream_known && o.stream == streamId &&
+	    o.stream_epoch == epoch)
+		return CUBLAS_STATUS_SUCCESS;
 	err = xc_call_blas_set_stream(&a);
 	if (err)
 		return xc_blas_result(err);
 	xc_blas_obj_get(xc_blas_key(handle), XC_BLAS_HANDLE, &o);
+	o.stream_known = 1;
+	o.stream_epoch = epoch;
 	o.stream = streamId;
 	return xc_blas_obj_put(&o) ? CUBLAS_STATUS_ALLOC_FAILED :
 				     CUBLAS_STATUS_SUCCESS;
@@ -115,5 +130,55 @@ cublasStatus_t cublasGetStream_v2(cublasHandle_t handle,
 	if (xc_blas_obj_get(xc_blas_key(handle), XC_BLAS_HANDLE, &o))
 		return CUBLAS_STATUS_NOT_INITIALIZED;
 	*streamId = o.stream;
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *workspace,
+				     size_t workspaceSizeInBytes)
+{
+	struct xcuda_blas_set_workspace_args a;
+	struct xc_blas_obj o;
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	if (!handle || xc_handle_in(handle, &a.handle))
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	if (xc_blas_obj_get(xc_blas_key(handle), XC_BLAS_HANDLE, &o))
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	/* The worker's handle has it already: nothing changes. */
+	if (o.ws_known && o.ws == workspace &&
+	    o.ws_size == workspaceSizeInBytes)
+		return CUBLAS_STATUS_SUCCESS;
+	a.workspace = (uintptr_t)workspace;
+	a.workspaceSizeInBytes = workspaceSizeInBytes;
+	err = xc_call_blas_set_workspace(&a);
+	if (err)
+		return xc_blas_result(err);
+	o.ws_known = 1;
+	o.ws = workspace;
+	o.ws_size = workspaceSizeInBytes;
+	xc_blas_obj_put(&o);
+	return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
+{
+	struct xcuda_blas_set_math_mode_args a;
+	struct xc_blas_obj o;
+	int err;
+
+	if (!handle || xc_handle_in(handle, &a.handle))
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	if (xc_blas_obj_get(xc_blas_key(handle), XC_BLAS_HANDLE, &o))
+		return CUBLAS_STATUS_NOT_INITIALIZED;
+	if (o.math_known && o.math == mode)
+		return CUBLAS_STATUS_SUCCESS;
+	a.mode = mode;
+	err = xc_call_blas_set_math_mode(&a);
+	if (err)
+		return xc_blas_result(err);
+	o.math_known = 1;
+	o.math = mode;
+	xc_blas_obj_put(&o);
 	return CUBLAS_STATUS_SUCCESS;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * What the guest keeps of cuBLAS handles and cuBLASLt descriptors: the
- * pointer modes that say where scalars are, and the stream a program
- * set.  A process has few of them at a time, so a list does.
+ * What the guest keeps of cuBLAS handles: the pointer mode that says
+ * where scalars are, and the stream a program set.  A process has few
+ * of them at a time, so a list does.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -34,8 +34,6 @@ int xc_blas_obj_get(uintptr_t key, enum xc_blas_kind kind,
 	out->key = key;
 	out->kind = kind;
 	out->mode = CUBLAS_POINTER_MODE_HOST;
-	out->lt_mode = CUBLASLT_POINTER_MODE_HOST;
-	out->scale_type = CUDA_R_32F;
 	pthread_mutex_lock(&xc_blas_lock);
 	pp = xc_blas_find(key, kind);
 	if (pp) {

@@ -229,6 +229,56 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 	return (CUresult)err;
 }
 
+/*
+ * The primary contexts' state, as the worker last answered it while
+ * active: it stays so until a reset, and its flags until they are set
+ * (xc_ctx_epoch() says when either happened).
+ */
+static struct {
+	unsigned int flags;
+	unsigned int epoch;
+	int known;
+} xc_primary_state[XCUDA_MAX_DEVICES];
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags,
+				    int *active)
+{
+	struct xcuda_drv_primary_ctx_get_state_args a = { 0 };
+	struct xcuda_drv_primary_ctx_get_state_res r = { 0 };
+	unsigned int epoch = xc_ctx_epoch();
+	int err = xc_drv_enter(0);
+
+	if (err)
+		return (CUresult)err;
+	if (!flags || !active)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xc_dev_ok(dev)) {
+		pthread_mutex_lock(&xc_drv_lock);
+		if (xc_primary_state[dev].known &&
+		    xc_primary_state[dev].epoch == epoch) {
+			*flags = xc_primary_state[dev].flags;
+			*active = 1;
+			pthread_mutex_unlock(&xc_drv_lock);
+			return CUDA_SUCCESS;
+		}
+		pthread_mutex_unlock(&xc_drv_lock);
+	}
+	a.dev = dev;
+	err = xc_call_drv_primary_ctx_get_state(&a, &r);
+	if (err)
+		return xc_drv_result(err);
+	if (r.active && xc_dev_ok(dev)) {
+		pthread_mutex_lock(&xc_drv_lock);
+		xc_primary_state[dev].flags = r.flags;
+		xc_primary_state[dev].epoch = epoch;
+		xc_primary_state[dev].known = 1;
+		pthread_mutex_unlock(&xc_drv_lock);
+	}
+	*flags = r.flags;
+	*active = r.active;
+	return CUDA_SUCCESS;
+}
+
 /* ---- the current context ---- */
 
 CUresult cuCtxGetCurrent(CUcontext *pctx)

@@ -7,6 +7,8 @@
 #   tests/bench/run-bench.sh BUILD_DIR [xcuda-bench options: --smoke,
 #                            --reps N, --only GROUP,...]
 #
+# Where python3 has PyTorch, its MLP training speed (torch_bench.py) is
+# measured the same two ways (BENCH_TORCH=0: not).
 # Writes to $OUT if set, else BUILD_DIR/results/bench: native.csv,
 # xcuda.csv, bench.csv (metric,size_bytes,unit,native,xcuda,ratio with
 # ratio = xcuda / native) and bench.txt (the same as a table), and prints
@@ -30,7 +32,7 @@ mkdir -p "$RES" "$B/bench"
 	-gencode arch=compute_90,code=compute_90 \
 	-gencode arch=compute_75,code=sm_75 \
 	-Xlinker --enable-new-dtags -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64" \
-	-o "$BIN" "$HERE/xcuda-bench.cu"
+	-o "$BIN" "$HERE/xcuda-bench.cu" -lcublas
 
 tmp=$(mktemp -d)
 dpid=
@@ -50,6 +52,26 @@ env LD_LIBRARY_PATH="$B/lib" XCUDA_SOCKET="$tmp/s.sock" \
 	${guest[@]+"${guest[@]}"} "$BIN" "$@" \
 	>"$RES/xcuda.csv" 2>"$RES/xcuda.err"
 xrc=$?
+# PyTorch's training steps, where python3 has torch (not for --smoke, nor
+# for --only without torch):
+# natively, then through xcuda-run as a guest, with a daemon whose
+# cuBLAS is the one PyTorch bundles.
+if [[ " $* " != *" --smoke "* ]] && [ "$nrc" -eq 0 ] &&
+	{ [[ " $* " != *" --only "* ]] || [[ "$*" == *torch* ]]; } &&
+	[ "${BENCH_TORCH:-1}" = 1 ] && python3 -c 'import torch' 2>/dev/null; then
+	tlibs=$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "nvidia", "cu13", "lib"))')
+	XCUDA_MATH_LIBS=$tlibs env -u LD_LIBRARY_PATH "$B/bin/xcudad" \
+		--socket "$tmp/t.sock" --no-xen >>"$RES/xcudad.log" 2>&1 &
+	tpid=$!
+	for _ in $(seq 100); do [ -S "$tmp/t.sock" ] && break; sleep 0.05; done
+	env -u LD_LIBRARY_PATH python3 "$HERE/torch_bench.py" >>"$RES/native.csv" \
+		2>>"$RES/native.err"
+	env XCUDA_SOCKET="$tmp/t.sock" ${guest[@]+"${guest[@]}"} \
+		"$B/bin/xcuda-run" python3 "$HERE/torch_bench.py" \
+		>>"$RES/xcuda.csv" 2>>"$RES/xcuda.err"
+	kill "$tpid" 2>/dev/null
+	wait "$tpid" 2>/dev/null
+fi
 set -e
 # The worker's CPU: xcudad has reaped it once the session is over.
 for _ in $(seq 100); do pgrep -P "$dpid" >/dev/null || break; sleep 0.05; done
@@ -88,7 +110,7 @@ NR == 1 {
 	next
 }
 {
-	better = ($3 == "GB/s") ? "higher" : "lower"
+	better = ($3 ~ /\/s$/) ? "higher" : "lower"
 	printf "%-14s %6s %5s %12.4g %12.4g %8.3f  %s\n", $1, human($2), $3,
 	       $4, $5, $6, better
 }' "$RES/bench.csv" | tee "$RES/bench.txt"

@@ -16,7 +16,9 @@
  * and D2H from pinned (cudaMallocHost) and pageable (malloc) memory for
  * 4 KiB .. 256 MiB and from malloc memory registered with
  * cudaHostRegister at 16 and 256 MiB, and a compute-bound kernel (about
- * a second of FMAs over a large matrix).  The last row, cpu, is the CPU
+ * a second of FMAs over a large matrix), and cuBLAS: the host's cost of
+ * a small SGEMM, the same with a synchronisation, and large SGEMM and
+ * half-precision GemmEx throughput.  The last row, cpu, is the CPU
  * time (user + system, all threads) the process used for the rows before
  * it: CUDA's own spinning natively, the guest library's through xcuda.
  *
@@ -24,8 +26,8 @@
  *
  * --smoke: tiny counts, for CI (checks that it runs, measures nothing).
  * --only: just these groups of rows: launch, driver, graph, malloc, small,
- * pinned, pageable, registered, managed, compute (to measure one lever
- * without the rest).
+ * pinned, pageable, registered, managed, compute, blas (to measure one
+ * lever without the rest).
  */
 #include <algorithm>
 #include <chrono>
@@ -36,6 +38,8 @@
 
 #include <sys/resource.h>
 
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 static int reps = 7;
@@ -425,6 +429,90 @@ static void bench_compute()
 	CK(cudaFree(m));
 }
 
+#define CKB(call)                                                        \
+	do {                                                             \
+		cublasStatus_t s_ = (call);                              \
+		if (s_ != CUBLAS_STATUS_SUCCESS) {                       \
+			fprintf(stderr, "xcuda-bench: %s: %d\n", #call,   \
+				(int)s_);                                \
+			exit(2);                                         \
+		}                                                        \
+	} while (0)
+
+/*
+ * cuBLAS: a 16x16x16 SGEMM's cost to the host (no synchronisation in the
+ * loop) and with a stream synchronisation, as a framework's small
+ * layers pay it; then 8192x8192x8192 SGEMM and fp16 GemmEx (fp32
+ * accumulation), whose throughput says whether forwarding costs the GPU
+ * anything.
+ */
+static void bench_blas()
+{
+	const int n = smoke ? 100 : 100000, m = smoke ? 10 : 10000;
+	const int big = smoke ? 256 : 8192, nbig = smoke ? 1 : 10;
+	const float one = 1, zero = 0;
+	cublasHandle_t h;
+	cudaStream_t s;
+	float *a, *b, *c;
+	std::vector<double> v;
+
+	CKB(cublasCreate(&h));
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CKB(cublasSetStream(h, s));
+	CK(cudaMalloc(&a, (size_t)big * big * sizeof(float)));
+	CK(cudaMalloc(&b, (size_t)big * big * sizeof(float)));
+	CK(cudaMalloc(&c, (size_t)big * big * sizeof(float)));
+	CK(cudaMemset(a, 0, (size_t)big * big * sizeof(float)));
+	CK(cudaMemset(b, 0, (size_t)big * big * sizeof(float)));
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_s();
+		for (int i = 0; i < n; i++)
+			CKB(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16,
+					&one, a, 16, b, 16, &zero, c, 16));
+		double t1 = now_s();
+		CK(cudaStreamSynchronize(s));
+		v.push_back((t1 - t0) / n * 1e6);
+	}
+	row("blas_sgemm16_host", 0, median(v), "us");
+	v.clear();
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_s();
+		for (int i = 0; i < m; i++) {
+			CKB(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16,
+					&one, a, 16, b, 16, &zero, c, 16));
+			CK(cudaStreamSynchronize(s));
+		}
+		v.push_back((now_s() - t0) / m * 1e6);
+	}
+	row("blas_sgemm16_sync", 0, median(v), "us");
+	for (int half = 0; half < 2; half++) {
+		double flop = 2.0 * big * big * big * nbig;
+
+		v.clear();
+		for (int r = 0; r < reps; r++) {
+			double t0 = now_s();
+			for (int i = 0; i < nbig; i++)
+				CKB(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N,
+						 big, big, big, &one, a,
+						 half ? CUDA_R_16F : CUDA_R_32F,
+						 big, b,
+						 half ? CUDA_R_16F : CUDA_R_32F,
+						 big, &zero, c, CUDA_R_32F, big,
+						 CUBLAS_COMPUTE_32F,
+						 CUBLAS_GEMM_DEFAULT));
+			CK(cudaStreamSynchronize(s));
+			v.push_back(flop / (now_s() - t0) / 1e12);
+		}
+		row(half ? "blas_hgemm_large" : "blas_sgemm_large",
+		    (size_t)big * big * (half ? 2 : 4), median(v), "TFLOP/s");
+	}
+	CK(cudaFree(a));
+	CK(cudaFree(b));
+	CK(cudaFree(c));
+	CKB(cublasDestroy(h));
+	CK(cudaStreamDestroy(s));
+}
+
 int main(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
@@ -468,6 +556,8 @@ int main(int argc, char **argv)
 		bench_managed();
 	if (want("compute"))
 		bench_compute();
+	if (want("blas"))
+		bench_blas();
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	row("cpu", 0, ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +

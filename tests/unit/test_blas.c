@@ -2,10 +2,9 @@
 /*
  * cuBLAS and cuBLASLt's hostile inputs in the worker, without a GPU or
  * the libraries (XCUDA_MATH_LIBS names a directory without them): a
- * handle, descriptor or stream the session was never given, attribute
- * buffers that say they are longer than what was sent, a heuristic
- * asked for more results than its buffer holds, an extent past the
- * arena.  Each is refused with cuBLAS's own status before the library;
+ * handle or stream the session was never given, cuBLASLt objects that
+ * say they are longer or other than what was sent, a heuristic asked for
+ * more results than its buffer holds, an extent past the arena.  Each is refused with cuBLAS's own status before the library;
  * without the library what is left answers NOT_INITIALIZED, and the
  * worker lives on.  tests/cuda/cublas_api.cu shows the library's own
  * answers (absurd dimensions, a workspace too small) on a GPU.
@@ -17,7 +16,9 @@
 #include <string.h>
 
 #include "dom0-daemon/ipc_table.h"
+#include "dom0-daemon/ops.h"
 #include "dom0-daemon/worker.h"
+#include "xcuda/blaslt.h"
 #include "check.h"
 #include "worker_harness.h"
 
@@ -32,7 +33,6 @@ static void test_handles(void)
 	struct xcuda_blas_set_stream_args st;
 	struct xcuda_blas_destroy_args d;
 	struct xcuda_blaslt_matmul_args m;
-	struct xcuda_blaslt_layout_destroy_args ld;
 
 	memset(&g, 0, sizeof(g));
 	g.handle = NOT_OURS;
@@ -62,55 +62,107 @@ static void test_handles(void)
 	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_MATMUL, &m, sizeof(m), 0, 0),
 		 CUBLAS_STATUS_NOT_INITIALIZED,
 		 "a matmul on a handle that is not the session's");
+}
 
-	ld.matLayout = NOT_OURS;
-	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_LAYOUT_DESTROY, &ld, sizeof(ld), 0,
-		      0), CUBLAS_STATUS_NOT_INITIALIZED,
-		 "destroying another's layout");
+/* cuBLASLt's objects as the guest sends them (include/xcuda/blaslt.h). */
+static size_t put_obj(uint8_t *p, uint32_t kind, uint32_t nattrs,
+		      uint32_t len)
+{
+	struct xcuda_lt_obj w = { kind, nattrs, 68, 0, 4, 4, 4 };
+	struct xcuda_lt_attr a;
+	uint32_t i;
+
+	memcpy(p, &w, sizeof(w));
+	for (i = 0; i < nattrs; i++) {
+		memset(&a, 0, sizeof(a));
+		a.id = i;
+		a.len = len;
+		memcpy(p + sizeof(w) + i * sizeof(a), &a, sizeof(a));
+	}
+	return sizeof(w) + nattrs * sizeof(a);
+}
+
+static void test_objects(void)
+{
+	static const uint32_t kinds[5] = {
+		XCUDA_LT_MATMUL_DESC, XCUDA_LT_LAYOUT, XCUDA_LT_LAYOUT,
+		XCUDA_LT_LAYOUT, XCUDA_LT_LAYOUT,
+	};
+	static uint8_t blob[8192];
+	uint32_t other = 9;
+	size_t n = 0;
+	int i;
+
+	n += put_obj(blob, XCUDA_LT_MATMUL_DESC, 3, 4);
+	for (i = 0; i < 4; i++)
+		n += put_obj(blob + n, XCUDA_LT_LAYOUT, 1, 8);
+	CHECK_EQ(xd_lt_check(blob, n, kinds, 5), 0,
+		 "a descriptor and four layouts");
+	CHECK_EQ(xd_lt_check(blob, n - 1, kinds, 5), -1,
+		 "an attribute cut short");
+	CHECK_EQ(xd_lt_check(blob, n + 8, kinds, 5), -1,
+		 "bytes left over");
+	CHECK_EQ(xd_lt_check(blob, n, kinds, 4), -1,
+		 "one object more than the call takes");
+	CHECK_EQ(xd_lt_check(blob, 20, kinds, 1), -1, "a header cut short");
+	CHECK_EQ(xd_lt_check(blob, n, &other, 1), -1,
+		 "an object of no kind");
+	put_obj(blob, XCUDA_LT_LAYOUT, 3, 4);
+	CHECK_EQ(xd_lt_check(blob, n, kinds, 5), -1,
+		 "a layout where the descriptor goes");
+	n = put_obj(blob, XCUDA_LT_MATMUL_DESC, 3, XCUDA_LT_ATTR_BYTES + 1);
+	CHECK_EQ(xd_lt_check(blob, n, kinds, 1), -1,
+		 "an attribute longer than its room");
+	n = put_obj(blob, XCUDA_LT_MATMUL_DESC, 3, 0);
+	CHECK_EQ(xd_lt_check(blob, n, kinds, 1), -1, "an empty attribute");
+	n = put_obj(blob, XCUDA_LT_MATMUL_DESC, 0, 4);
+	((struct xcuda_lt_obj *)blob)->nattrs = 1u << 30;
+	CHECK_EQ(xd_lt_check(blob, n, kinds, 1), -1,
+		 "more attributes than an object holds");
 }
 
 static void test_buffers(void)
 {
-	struct xcuda_blaslt_matmul_desc_set_attribute_args sa;
-	struct xcuda_blaslt_pref_get_attribute_args pa;
-	struct xcuda_blaslt_algo_get_heuristic_args h;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.matmulDesc = NOT_OURS;
-	sa.attr = CUBLASLT_MATMUL_DESC_POINTER_MODE;
-	sa.buf = (struct xcuda_extent){ 0, 4 };
-	sa.sizeInBytes = 4096;
-	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_MATMUL_DESC_SET_ATTRIBUTE, &sa,
-		      sizeof(sa), 0, 0), CUBLAS_STATUS_INVALID_VALUE,
-		 "an attribute longer than what was sent");
-	sa.buf = (struct xcuda_extent){ ARENA - 2, 4 };
-	sa.sizeInBytes = 4;
-	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_MATMUL_DESC_SET_ATTRIBUTE, &sa,
-		      sizeof(sa), 0, 0), CUBLAS_STATUS_INVALID_VALUE,
-		 "an attribute past the arena");
-	sa.buf = (struct xcuda_extent){ 0, 4 };
-	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_MATMUL_DESC_SET_ATTRIBUTE, &sa,
-		      sizeof(sa), 0, 0), CUBLAS_STATUS_NOT_INITIALIZED,
-		 "an attribute of a descriptor that is not the session's");
-
-	memset(&pa, 0, sizeof(pa));
-	pa.pref = NOT_OURS;
-	pa.buf = (struct xcuda_extent){ 0, 8 };
-	pa.sizeInBytes = 64;
-	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_PREF_GET_ATTRIBUTE, &pa, sizeof(pa),
-		      0, 0), CUBLAS_STATUS_INVALID_VALUE,
-		 "a reply longer than its buffer");
+	struct xcuda_blaslt_heuristic_args h;
+	struct xcuda_blaslt_get_attribute_args ga;
+	struct xcuda_blaslt_matmul_args m;
 
 	memset(&h, 0, sizeof(h));
-	h.lightHandle = NOT_OURS;
-	h.requestedAlgoCount = 1 << 20;
-	h.heuristicResultsArray = (struct xcuda_extent){ 0, 4096 };
-	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_ALGO_GET_HEURISTIC, &h, sizeof(h), 0,
+	h.handle = NOT_OURS;
+	h.requested = 1 << 20;
+	h.results = (struct xcuda_extent){ 0, 4096 };
+	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_HEURISTIC, &h, sizeof(h), 0, 0),
+		 CUBLAS_STATUS_INVALID_VALUE,
+		 "more results asked for than the library gives");
+	h.requested = 4;
+	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_HEURISTIC, &h, sizeof(h), 0, 0),
+		 CUBLAS_STATUS_INVALID_VALUE,
+		 "a results buffer of the wrong size");
+	h.requested = -1;
+	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_HEURISTIC, &h, sizeof(h), 0, 0),
+		 CUBLAS_STATUS_INVALID_VALUE, "a negative count");
+	h.requested = 1;
+	h.results = (struct xcuda_extent){ ARENA - 8, 96 };
+	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_HEURISTIC, &h, sizeof(h), 0, 0),
+		 CUBLAS_STATUS_INVALID_VALUE, "results past the arena");
+
+	memset(&ga, 0, sizeof(ga));
+	ga.size = 4096;
+	ga.buf = (struct xcuda_extent){ 0, 4096 };
+	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_GET_ATTRIBUTE, &ga, sizeof(ga), 0,
 		      0), CUBLAS_STATUS_INVALID_VALUE,
-		 "more results asked for than the buffer holds");
-	h.requestedAlgoCount = -1;
-	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_ALGO_GET_HEURISTIC, &h, sizeof(h), 0,
-		      0), CUBLAS_STATUS_INVALID_VALUE, "a negative count");
+		 "an attribute larger than any");
+	ga.size = 8;
+	ga.buf = (struct xcuda_extent){ 0, 4 };
+	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_GET_ATTRIBUTE, &ga, sizeof(ga), 0,
+		      0), CUBLAS_STATUS_INVALID_VALUE,
+		 "a reply longer than its buffer");
+
+	memset(&m, 0, sizeof(m));
+	m.handle = NOT_OURS;
+	m.objs = (struct xcuda_extent){ ARENA - 16, 64 };
+	CHECK_EQ(call(&s, XCUDA_OP_BLASLT_MATMUL, &m, sizeof(m), 0, 0),
+		 CUBLAS_STATUS_INVALID_VALUE, "objects past the arena");
 }
 
 static void test_no_library(void)
@@ -137,6 +189,7 @@ int main(void)
 	setenv("XCUDA_MATH_LIBS", "/nonexistent", 1);
 	open_session(&s, &chan, 0x4444bbbb, XD_DOMAIN_LOCAL | 1001);
 	test_handles();
+	test_objects();
 	test_buffers();
 	test_no_library();
 	xd_session_fini(&s);

@@ -230,8 +230,13 @@ def guest_body(c):
                 b += ['\tif (%s)' % p.name, '\t' + set_]
             else:
                 b.append(set_)
+        if c.after:
+            b.append('\t%s();' % c.after)
         b.append('\treturn %s;' % fl.ok)
     else:
+        if c.after:
+            # What the guest keeps of the state the call changed.
+            b += ['\tif (!err)', '\t\t%s();' % c.after]
         b.append('\treturn %s;' % fl.status('err'))
     return b
 

@@ -206,6 +206,7 @@ class Call:
         self.annot = {}         # param name -> list of words
         self.field_docs = {}    # [args.|result.]field -> (text, where)
         self.check = None
+        self.after = None       # the guest's function to call on success
         self.proto = None       # (return type, [Param])
         self.args = []          # [Field]
         self.res = []
@@ -416,6 +417,11 @@ def parse_spec(path, spec):
             if len(words) != 2:
                 fail('%s: check FUNCTION' % where)
             call.check = words[1]
+        elif key == 'after':
+            if len(words) != 2 or call.impl not in ('generated', 'worker'):
+                fail('%s: after FUNCTION, in a call whose guest entry is '
+                     'generated (after its impl)' % where)
+            call.after = words[1]
         else:
             fail('%s: unknown key "%s"' % (where, key))
 

@@ -52,6 +52,9 @@ build_one() {
 		# &KERNEL.cu=NAME.fatbin: a module the program loads itself
 		# (the driver API), built beside its data, not linked in.
 		'&'*) fatbins+=("${f#&}") ;;
+		# ^KERNEL.cu: source NVRTC compiles at run time, not nvcc.
+		'^'*) mapfile -t srcs < <(printf '%s\n' "${srcs[@]}" |
+			grep -vxF "$src/Samples/$dir/${f#^}") ;;
 		*) flags+=("$f") ;;
 		esac
 	done
@@ -95,13 +98,19 @@ cmd_build() {
 	wait
 	sort -u -o "$out/built" "$out/built"
 	# What the programs read at run time: everything but the sources.
-	while read -r dir _; do
+	while read -r dir flags; do
 		mkdir -p "$out/data/$dir"
 		(cd "$src/Samples" && find "$dir" -type f ! -name '*.cu' \
 			! -name '*.cpp' ! -name '*.c' ! -name '*.h' \
 			! -name '*.cuh' ! -name '*.hpp' ! -name '*.md' \
 			! -name CMakeLists.txt -print0 |
 			cpio -0pdmu --quiet "$out/data")
+		# The sources NVRTC compiles at run time are data too.
+		for f in $flags; do
+			case $f in
+			'^'*) cp "$src/Samples/$dir/${f#^}" "$out/data/$dir/" ;;
+			esac
+		done
 	done < <(included)
 	echo "$(wc -l <"$out/built") built"
 }

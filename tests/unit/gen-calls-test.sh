@@ -106,6 +106,29 @@ call A 5
 	entry cudaDeviceGetLimit
 	param pValue sideways
 	| a'
+# A scalar placed by a pointer mode is a math library's, typed or sized.
+refuses scalar-not-library 'scalar and result are pointers of a library' 'header cuda_runtime_api.h
+call A 5
+	entry cudaDeviceGetLimit
+	param pValue scalar
+	| a'
+refuses scalar-void-untyped 'a void \* scalar names the parameters' 'header cublas_api.h
+call A 5
+	flags cublas
+	entry cublasScalEx
+	param alpha scalar
+	| a'
+refuses scalar-no-such-type 'alpha(bogus) names no parameter' 'header cublas_api.h
+call A 5
+	flags cublas
+	entry cublasScalEx
+	param alpha scalar(bogus)
+	| a'
+refuses library-prefix 'a cuBLAS call.s entries are cublas\* functions' 'header cublasLt.h
+call A 5
+	flags cublas
+	entry cublasLtMatmulPreferenceCreate
+	| a'
 refuses no-such-param 'has no parameter bogus' 'header cuda_runtime_api.h
 call A 5
 	entry cudaDeviceGetLimit

@@ -84,6 +84,24 @@ void xd_drv_module_unload(CUmodule m);
 void xd_drv_mem_release(CUmemGenericAllocationHandle h);
 
 /*
+ * A function @fn of a library xcudad loads at run time, found by @lookup
+ * (xd_drv_sym, xd_blas_sym, ...) and typed as its header declares it;
+ * looked up once per place that calls it (dlsym costs more than many of
+ * the calls).
+ */
+#define XD_SYM(lookup, fn)						\
+	({								\
+		static void *p_;					\
+		void *q_ = __atomic_load_n(&p_, __ATOMIC_ACQUIRE);	\
+									\
+		if (!q_) {						\
+			q_ = lookup(#fn);				\
+			__atomic_store_n(&p_, q_, __ATOMIC_RELEASE);	\
+		}							\
+		(__typeof__(&fn))q_;					\
+	})
+
+/*
  * cuBLAS's and cuBLASLt's function @name from the real libcublas.so.13
  * and libcublasLt.so.13, loaded at run time (ops_blas.c): NULL without.
  */

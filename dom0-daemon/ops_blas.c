@@ -70,24 +70,9 @@ void *xd_blaslt_sym(const char *name)
 	return xd_blaslt_lib ? dlsym(xd_blaslt_lib, name) : NULL;
 }
 
-/*
- * A function of the library by its symbol, typed as its header says,
- * looked up once per place that calls it (dlsym costs more than many of
- * the calls).
- */
-#define XD_MATH_SYM(lookup, fn)						\
-	({								\
-		static void *p_;					\
-		void *q_ = __atomic_load_n(&p_, __ATOMIC_ACQUIRE);	\
-									\
-		if (!q_) {						\
-			q_ = lookup(#fn);				\
-			__atomic_store_n(&p_, q_, __ATOMIC_RELEASE);	\
-		}							\
-		(__typeof__(&fn))q_;					\
-	})
-#define XD_BLAS(fn) XD_MATH_SYM(xd_blas_sym, fn)
-#define XD_BLASLT(fn) XD_MATH_SYM(xd_blaslt_sym, fn)
+/* A function of the library, typed as its header says. */
+#define XD_BLAS(fn) XD_SYM(xd_blas_sym, fn)
+#define XD_BLASLT(fn) XD_SYM(xd_blaslt_sym, fn)
 
 int xd_blas_host_scalars(cublasHandle_t h)
 {

@@ -36,7 +36,7 @@ void *xd_drv_sym(const char *name)
 }
 
 /* A driver function by its symbol, typed as the header declares it. */
-#define XD_DRV(fn) ((__typeof__(&fn))xd_drv_sym(#fn))
+#define XD_DRV(fn) XD_SYM(xd_drv_sym, fn)
 
 /*
  * The images of loaded modules: the driver may read one until its module

@@ -84,7 +84,12 @@ static void xd_usage(FILE *f)
 "  --syslog             log to syslog instead of stderr\n"
 "  -v, --verbose        more log (repeat for debug); env XCUDAD_LOG=\n"
 "                       debug|info|warn|error sets the level\n"
-"  -h, --help           this text\n",
+"  -h, --help           this text\n"
+"\n"
+"Environment: XCUDA_MATH_LIBS=DIR, where workers load NVIDIA's\n"
+"libcublas.so.13 and libcublasLt.so.13 (the CUDA toolkit's lib64, or a\n"
+"pip wheel's nvidia/cu13/lib; default: the loader's path, then\n"
+"$CUDA_HOME/lib64).\n",
 		XD_DEFAULT_ARENA_MB, XD_MAX_ARENA_MB, XCUDA_MAX_RING_ORDER,
 		XCUDA_MAX_RING_ORDER, XD_DEFAULT_SESSIONS);
 }

@@ -30,9 +30,15 @@ endif
 # Debian's python3 with its python3-clang, whatever python3 comes first.
 PYTHON    ?= /usr/bin/python3
 GEN       := $(B)/gen
+# NVML's header: the toolkit's where it has one, else PyPI's
+# nvidia-nvml-dev (make fetches it: tools/fetch-nvml-h.sh).
+NVML_INCLUDE ?= $(if $(wildcard $(CUDA_HOME)/include/nvml.h),$(CUDA_HOME)/include,$(B)/deps/nvml)
+NVML_H    := $(NVML_INCLUDE)/nvml.h
 # NVIDIA's headers are system headers: cublasLt.h has an unprototyped
-# declaration.
-CPPFLAGS  := -I. -Iinclude -I$(GEN)/include -isystem $(CUDA_HOME)/include
+# declaration.  NVML's old names are functions of their own in the
+# guest's library, not macros for the newest.
+CPPFLAGS  := -I. -Iinclude -I$(GEN)/include -isystem $(CUDA_HOME)/include \
+	     -isystem $(NVML_INCLUDE) -DNVML_NO_UNVERSIONED_FUNC_DEFS
 XCFLAGS    = $(CSTD) $(WARN) $(CFLAGS) -fPIC -pthread -MMD -MP
 CUDART    := -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
 
@@ -42,6 +48,8 @@ CUDART    := -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
 # guest entry points and the worker's dispatch from it into $(GEN).
 SPEC       := $(sort $(wildcard spec/*.calls))
 GEN_STAMP  := $(GEN)/stamp
+GEN_INCLUDES = --cuda-include $(CUDA_HOME)/include \
+	       --cuda-include $(NVML_INCLUDE)
 GEN_HDRS   := $(GEN)/include/xcuda/calls.h $(GEN)/include/xcuda/guest_calls.h \
 	      $(GEN)/include/xcuda/worker_handlers.h
 GEN_COMMON := $(GEN)/common/calls_table.c
@@ -85,6 +93,12 @@ BLASLT_OBJ := $(call obj,$(BLAS_SHARED) guest-lib/blas/lt.c \
 BLAS_SO    := $(B)/lib/libcublas.so.13
 BLASLT_SO  := $(B)/lib/libcublasLt.so.13
 
+# guest-lib/nvml: xcuda's libnvidia-ml.so.1, on the session of our
+# libcudart.so.13 too.
+NVML_OBJ   := $(call obj,$(wildcard guest-lib/nvml/*.c) \
+		$(GEN)/guest-lib/nvml_entries.c)
+NVML_SO    := $(B)/lib/libnvidia-ml.so.1
+
 DAEMON_MAIN := dom0-daemon/xcudad.c
 DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c)) \
 	       $(GEN_DAEMON) $(COMMON_SRC)
@@ -100,7 +114,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 AUDIT_SO   := $(B)/lib/libxcuda-audit.so
 XCUDA_RUN  := $(B)/bin/xcuda-run
 
-all: $(GUEST_SO) $(DRIVER_SO) $(BLAS_SO) $(BLASLT_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
+all: $(GUEST_SO) $(DRIVER_SO) $(BLAS_SO) $(BLASLT_SO) $(NVML_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
 
 deps:
 	@tools/deps.sh
@@ -116,9 +130,12 @@ modules:
 
 # The generator skips its work (and libclang) when the stamp's hash of
 # the description and of itself still matches.
-$(GEN_STAMP): $(SPEC) tools/gen-calls.py $(wildcard tools/gencalls/*.py) Makefile
-	$(PYTHON) tools/gen-calls.py code --out $(GEN) \
-		--cuda-include $(CUDA_HOME)/include $(SPEC)
+$(GEN_STAMP): $(SPEC) tools/gen-calls.py $(wildcard tools/gencalls/*.py) Makefile \
+		| $(NVML_H)
+	$(PYTHON) tools/gen-calls.py code --out $(GEN) $(GEN_INCLUDES) $(SPEC)
+
+$(B)/deps/nvml/nvml.h: tools/fetch-nvml-h.sh
+	tools/fetch-nvml-h.sh $(dir $@)
 # A recipe, even an empty one, makes make look at them again once the
 # stamp's recipe has run, so what includes them is rebuilt in one pass.
 $(GEN_HDRS) $(GEN_COMMON) $(GEN_GUEST) $(GEN_DRIVER) $(GEN_DAEMON) \
@@ -140,8 +157,12 @@ LIB_STATUS := \
 	--lib cublaslt guest-lib/exports/libcublasLt.so.13.syms \
 		$(B)/guest-lib/blas/libcublasLt.impl.syms \
 		guest-lib/exports/libcublasLt-local.txt \
-		guest-lib/exports/libcublasLt-unsupported.txt
-STATUS_ARGS = --exports $(GUEST_EXPORTS) --impl $(B)/guest-lib/impl.syms \
+		guest-lib/exports/libcublasLt-unsupported.txt \
+	--lib nvml guest-lib/exports/libnvidia-ml.so.1.syms \
+		$(B)/guest-lib/nvml/impl.syms \
+		guest-lib/exports/libnvidia-ml-local.txt \
+		guest-lib/exports/libnvidia-ml-unsupported.txt
+STATUS_ARGS = $(GEN_INCLUDES) --exports $(GUEST_EXPORTS) --impl $(B)/guest-lib/impl.syms \
 	      --local guest-lib/exports/local.txt \
 	      --unsupported guest-lib/exports/unsupported.txt \
 	      $(LIB_STATUS) $(SPEC)
@@ -244,6 +265,39 @@ endef
 $(eval $(call math_lib,libcublas,$(BLAS_OBJ)))
 $(eval $(call math_lib,libcublasLt,$(BLASLT_OBJ)))
 
+$(B)/guest-lib/nvml/%.o: guest-lib/nvml/%.c | $(GEN_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Iguest-lib -Iguest-lib/nvml $(XCFLAGS) -c $< -o $@
+$(GEN)/guest-lib/nvml_entries.o: $(GEN)/guest-lib/nvml_entries.c
+	$(CC) $(CPPFLAGS) -Iguest-lib -Iguest-lib/nvml $(XCFLAGS) -c $< -o $@
+$(GEN)/guest-lib/nvml_entries.c: $(GEN_STAMP)
+	@:
+
+$(B)/guest-lib/nvml/impl.syms: $(NVML_OBJ)
+	@mkdir -p $(dir $@)
+	nm --defined-only -g $(NVML_OBJ) | awk 'NF==3 && $$2=="T" {print $$3}' \
+		| sort -u > $@
+
+# NVIDIA's libnvidia-ml.so.1 has no version nodes: nor has ours.
+$(B)/guest-lib/nvml/gen/stubs.c $(B)/guest-lib/nvml/gen/libnvidia-ml.map &: \
+		guest-lib/exports/libnvidia-ml.so.1.syms \
+		$(B)/guest-lib/nvml/impl.syms tools/gen-lib-stubs.sh
+	tools/gen-lib-stubs.sh nvml nvml_stub.h \
+		guest-lib/exports/libnvidia-ml.so.1.syms \
+		$(B)/guest-lib/nvml/impl.syms \
+		$(B)/guest-lib/nvml/gen/stubs.c \
+		$(B)/guest-lib/nvml/gen/libnvidia-ml.map
+$(B)/guest-lib/nvml/gen/stubs.o: $(B)/guest-lib/nvml/gen/stubs.c
+	$(CC) -Iguest-lib -Iguest-lib/nvml $(XCFLAGS) -c $< -o $@
+
+$(NVML_SO): $(NVML_OBJ) $(B)/guest-lib/nvml/gen/stubs.o \
+		$(B)/guest-lib/nvml/gen/libnvidia-ml.map $(GUEST_SO)
+	$(CC) -shared -pthread -Wl,-soname,libnvidia-ml.so.1 \
+		-Wl,--version-script,$(B)/guest-lib/nvml/gen/libnvidia-ml.map \
+		-Wl,-z,defs -o $@ $(NVML_OBJ) $(B)/guest-lib/nvml/gen/stubs.o \
+		-L$(B)/lib -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
+	ln -sf libnvidia-ml.so.1 $(B)/lib/libnvidia-ml.so
+
 # xcuda-run and its rtld-audit library: every CUDA library a program
 # loads is xcuda's.
 $(AUDIT_SO): guest-lib/audit/audit.c
@@ -263,12 +317,12 @@ $(B)/guest-lib/impl.syms: $(GUEST_OBJ)
 # The private node: the internals libcuda.so.1 calls, and only those.
 $(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map &: \
 		$(GUEST_EXPORTS) $(B)/guest-lib/impl.syms tools/gen-stubs.sh \
-		$(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ)
+		$(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ) $(NVML_OBJ)
 	tools/gen-stubs.sh $(GUEST_EXPORTS) $(B)/guest-lib/impl.syms \
 		$(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map
 	{ printf '\n/* For the other guest libraries alone. */\n'; \
 	  printf 'XCUDA_PRIVATE_1 {\nglobal:\n'; \
-	  { nm -u $(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ) | \
+	  { nm -u $(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ) $(NVML_OBJ) | \
 		awk '$$2 ~ /^xc_/ {print "\t" $$2 ";"}'; \
 	    printf '\txc_stub_note;\n'; } | sort -u; \
 	  printf '};\n'; } >> $(B)/guest-lib/gen/libcudart.map

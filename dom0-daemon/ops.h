@@ -12,6 +12,7 @@
 #include <cuda.h>
 #include <cublasLt.h>
 #include <cublas_api.h>
+#include <nvml.h>
 
 #include "worker.h"
 #include "xcuda/worker_handlers.h"
@@ -119,6 +120,16 @@ static inline void *xd_scalar(uint32_t null, int host, void *copy,
 		return NULL;
 	return host ? copy : (void *)(uintptr_t)addr;
 }
+/*
+ * NVML's function @name from the real libnvidia-ml.so.1, loaded at run
+ * time (ops_nvml.c): NULL without.  The session's GPU @index as the
+ * worker's NVML device, and back: 0 or an nvmlReturn_t (an NVML device
+ * of no GPU of the session's is NVML_ERROR_NOT_FOUND).
+ */
+void *xd_nvml_sym(const char *name);
+int xd_nvml_dev_of(struct xd_session *s, uint32_t index, nvmlDevice_t *dev);
+int xd_nvml_dev_index(struct xd_session *s, nvmlDevice_t dev,
+		      uint32_t *index);
 /* 1 when @h's pointer mode puts scalars in host memory. */
 int xd_blas_host_scalars(cublasHandle_t h);
 /*

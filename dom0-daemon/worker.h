@@ -24,6 +24,7 @@ struct xd_pin {
 };
 
 struct xd_hostfn;
+struct xd_nvml;
 
 /* The fatbinary being uploaded by MODULE_DATA pieces. */
 struct xd_upload {
@@ -52,6 +53,7 @@ struct xd_session {
 	uint8_t *argbuf;	/* XCUDA_MAX_ARGS_BYTES */
 	void **argv;		/* XCUDA_MAX_PARAMS */
 	struct xd_hostfn *hostfn;	/* host functions (hostfn.c), or NULL */
+	struct xd_nvml *nvml;	/* the session's GPUs in NVML, or NULL */
 };
 
 /* One request being handled: a validated private copy and its answer. */

@@ -103,7 +103,7 @@ def load(paths, include_dirs):
     protos = load_prototypes(SPEC.headers, include_dirs, wanted) \
         if any(c.from_prototype for c in SPEC.calls) else {}
     for c in SPEC.calls:
-        resolve(c, protos, SPEC.headers, SPEC.handles)
+        resolve(c, protos, SPEC.headers, SPEC.handles, SPEC.indexes)
     SPEC.calls.sort(key=lambda c: c.op)
     return SPEC
 

@@ -34,6 +34,8 @@ static const struct {
 	{ "libcublas.so", 0, "libcublas.so.13" },
 	{ "libcublasLt.so.13", 1, "libcublasLt.so.13" },
 	{ "libcublasLt.so", 0, "libcublasLt.so.13" },
+	{ "libnvidia-ml.so.1", 1, "libnvidia-ml.so.1" },
+	{ "libnvidia-ml.so", 0, "libnvidia-ml.so.1" },
 };
 
 #define XC_NREPL	(sizeof(xc_replaced) / sizeof(xc_replaced[0]))

@@ -22,7 +22,7 @@ PY=${PYTHON:-python3}
 OUT=${OUT:-$B/results/frameworks}
 mkdir -p "$OUT"
 checks=("$@")
-[ ${#checks[@]} -gt 0 ] || checks=(torch)
+[ ${#checks[@]} -gt 0 ] || checks=(torch pynvml)
 
 pass=0 fail=0 skip=0
 if ! nvidia-smi -L >/dev/null 2>&1; then

@@ -14,6 +14,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 PYTHON=${PYTHON:-/usr/bin/python3}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+# NVML's header, where the build found it (Makefile's NVML_INCLUDE).
+if [ -z "${NVML_INCLUDE:-}" ]; then
+	NVML_INCLUDE=$CUDA_HOME/include
+	[ -e "$NVML_INCLUDE/nvml.h" ] || NVML_INCLUDE=$B/deps/nvml
+fi
 CC=${CC:-cc}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -23,7 +28,8 @@ ok() { echo "PASS $1"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
 
 cflags=(-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I. -Iinclude
-	-I"$B/gen/include" -I"$CUDA_HOME/include" -fsyntax-only)
+	-I"$B/gen/include" -I"$CUDA_HOME/include" -I"$NVML_INCLUDE"
+	-DNVML_NO_UNVERSIONED_FUNC_DEFS -fsyntax-only)
 
 # $1 name, $2 expect (ok|fail), $3 pattern the error must show, $4 source,
 # $5 include dir of the source's kind.
@@ -106,6 +112,10 @@ call A 5
 	entry cudaDeviceGetLimit
 	param pValue sideways
 	| a'
+# A set named by index: both ends' mappings, declared once.
+refuses index-usage 'index CTYPE guest=PREFIX worker=PREFIX' 'index nvmlDevice_t guest=xc_nvml_dev'
+refuses index-twice 'nvmlDevice_t is declared twice' 'index nvmlDevice_t guest=a worker=b
+index nvmlDevice_t guest=c worker=d'
 # A scalar placed by a pointer mode is a math library's, typed or sized.
 refuses scalar-not-library 'scalar and result are pointers of a library' 'header cuda_runtime_api.h
 call A 5
@@ -236,7 +246,8 @@ fi
 # The stamp: a second run with the same inputs writes nothing.
 spec=(spec/*.calls)
 "$PYTHON" tools/gen-calls.py code --out "$tmp/gen" \
-	--cuda-include "$CUDA_HOME/include" "${spec[@]}" >/dev/null 2>&1
+	--cuda-include "$CUDA_HOME/include" --cuda-include "$NVML_INCLUDE" \
+	"${spec[@]}" >/dev/null 2>&1
 before=$(stat -c %Y.%N "$tmp/gen/guest-lib/entries.c" 2>/dev/null)
 sleep 1
 if PYTHONPATH=/nonexistent "$PYTHON" -S tools/gen-calls.py code \

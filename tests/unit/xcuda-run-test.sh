@@ -78,6 +78,12 @@ got=$("$run" "$tmp/which" libcublas.so.13 cublasCreate_v2)
 check "cuBLAS by soname is xcuda's" "$got" "$B/lib/libcublas.so.13"
 got=$("$run" "$tmp/which" libcublasLt.so.13 cublasLtMatmul)
 check "cuBLASLt by soname is xcuda's" "$got" "$B/lib/libcublasLt.so.13"
+got=$("$run" "$tmp/which" libnvidia-ml.so.1 nvmlInit_v2)
+check "NVML by soname is xcuda's" "$got" "$B/lib/libnvidia-ml.so.1"
+got=$("$run" "$tmp/which" /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 \
+	nvmlInit_v2)
+check "NVML by a path of the host's is xcuda's" "$got" \
+	"$B/lib/libnvidia-ml.so.1"
 # A framework's bundled cuBLAS, by absolute path (PyTorch's).
 cp "$B/lib/libcublasLt.so.13" "$tmp/site/nvidia/cu13/lib/"
 got=$("$run" "$tmp/which" "$tmp/site/nvidia/cu13/lib/libcublasLt.so.13" \

@@ -175,7 +175,7 @@ fi
 if [ -e "$GUESTDRV" ]; then
 	export LDD_PATH=$B/lib
 	copy_elf "$R" "$GUESTDRV" "$OPT/lib/libcuda.so.1"
-	for f in libcublas.so.13 libcublasLt.so.13; do
+	for f in libcublas.so.13 libcublasLt.so.13 libnvidia-ml.so.1; do
 		[ -e "$B/lib/$f" ] && copy_elf "$R" "$B/lib/$f" "$OPT/lib/$f"
 	done
 	unset LDD_PATH

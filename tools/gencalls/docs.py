@@ -36,6 +36,10 @@ def param_meaning(p):
                 ' answered' if p.kind == 'newhandle' else '')
     if p.kind == 'handle':
         return 'the %s `%s`: a handle' % (p.handle.kind, p.name)
+    if p.kind in ('index', 'newindex'):
+        return 'the `%s` `%s`%s: its index in the session\'s set' % (
+            p.index.ctype, p.name, ' answered' if p.kind == 'newindex'
+            else '')
     if p.kind == 'newhandle':
         return 'the %s answered: a handle%s' % (
             p.handle.kind, ', of an object CUDA owns' if 'borrowed' in

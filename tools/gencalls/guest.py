@@ -103,7 +103,8 @@ def guest_body(c):
         b.append('\tmemset(&a, 0, sizeof(a));')
     # Pointers CUDA must be given.
     for p in c.params:
-        if (p.kind in ('inline', 'object', 'string', 'newhandle', 'sized') or
+        if (p.kind in ('inline', 'object', 'string', 'newhandle', 'sized',
+                       'newindex') or
                 p.kind == 'devptr' and p.dir == 'out') and not p.nullable:
             b += ['\tif (!%s)' % p.name,
                   '\t\treturn %s;' % fl.fail(fl.inval)]
@@ -127,6 +128,9 @@ def guest_body(c):
             b += ['\terr = xc_func_handle(%s, &a.%s, %s);' %
                   (p.name, f, p.unknown),
                   '\tif (err)', '\t\treturn %s;' % fl.fail('err')]
+        elif p.kind == 'index':
+            b += ['\tif (%s_index(%s, &a.%s))' % (p.index.guest, p.name, f),
+                  '\t\treturn %s;' % fl.fail(fl.handle)]
         elif p.kind == 'handle':
             # CUDA tells a missing object from an unknown one.
             if not p.nullable:
@@ -191,7 +195,8 @@ def guest_body(c):
                  (c.lc, ', '.join((['&a'] if c.args else []) +
                                   (['&r'] if c.res else []))))
     outs = [p for p in c.params if p.kind in ('inline', 'sized', 'devptr')
-            and p.dir == 'out' or p.kind in ('newhandle', 'hresult')]
+            and p.dir == 'out' or p.kind in ('newhandle', 'hresult',
+                                             'newindex')]
     if outs:
         b += ['\tif (err)', '\t\treturn %s;' % fl.status('err')]
         for p in outs:
@@ -206,6 +211,12 @@ def guest_body(c):
                       '\t\tmemcpy(%s, r.%s, %s);' % (
                     p.name, p.name, '%s_size' % p.name if p.size_from
                     else 'sizeof(*%s)' % p.name)]
+                continue
+            if p.kind == 'newindex':
+                # An index of no object of the set answers nonsense.
+                b += ['\tif (%s_of(r.%s, %s))' % (p.index.guest, p.name,
+                                                 p.name),
+                      '\t\treturn %s;' % fl.fail(fl.unknown)]
                 continue
             if p.kind == 'newhandle' and p.handle.value:
                 set_ = '\t*%s = (%s)r.%s;' % (p.name, p.handle.ctype,

@@ -64,7 +64,10 @@ def load_prototypes(headers, include_dirs, wanted):
                      const=const)
 
     src = ''.join('#include <%s>\n' % h for h in headers)
-    args = ['-x', 'c', '-std=c11'] + ['-I' + d for d in include_dirs]
+    # NVML's header maps its old names to the newest versions by macros
+    # unless told not to: the guest library defines every version.
+    args = ['-x', 'c', '-std=c11', '-DNVML_NO_UNVERSIONED_FUNC_DEFS'] + \
+        ['-I' + d for d in include_dirs]
     index = ci.Index.create()
     tu = index.parse('xcuda-spec.h', args=args,
                      unsaved_files=[('xcuda-spec.h', src)])

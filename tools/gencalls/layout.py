@@ -23,7 +23,7 @@ def wire_scalar(ct, where):
     fail('%s: no wire type for %s' % (where, ct.spelling))
 
 
-def classify(call, p, handles):
+def classify(call, p, handles, indexes=None):
     """Gives @p its kind and direction from its type and annotation."""
     words, where = call.annot.get(p.name, ([], call.where))
     ct = p.canon
@@ -54,6 +54,17 @@ def classify(call, p, handles):
     if len(dirs) > 1:
         fail('%s: %s has two directions' % (where, p.name))
     p.nullable = 'nullable' in p.words
+    indexes = indexes or {}
+    target = re.sub(r'\s*\*$', '', p.ctype)
+    if p.ctype in indexes or target in indexes:
+        new = p.ctype not in indexes
+        if p.words - {'out' if new else 'in'}:
+            fail('%s: %s is one of a fixed set, named by its index: no '
+                 'annotation applies' % (where, p.name))
+        p.kind = 'newindex' if new else 'index'
+        p.dir = 'out' if new else 'in'
+        p.index = indexes[target if new else p.ctype]
+        return
     if p.ctype in handles:
         if p.words - {'in', 'destroy', 'nullable'}:
             fail('%s: %s is a handle: only "destroy" and "nullable" '
@@ -63,7 +74,6 @@ def classify(call, p, handles):
             fail('%s: %s is a value: 0 travels like any other' %
                  (where, p.name))
         return
-    target = re.sub(r'\s*\*$', '', p.ctype)
     if target in handles:
         if p.words - {'out', 'borrowed'}:
             fail('%s: %s returns a handle: "out", and "borrowed" for an '
@@ -208,7 +218,7 @@ def layout(fields, where, limit, what):
     return out, off
 
 
-def resolve(call, protos, headers, handles):
+def resolve(call, protos, headers, handles, indexes=None):
     if not call.from_prototype:
         call.args, call.args_size = layout(call.args_spec or [], call.where,
                                            INLINE_ARGS, 'args')
@@ -237,7 +247,7 @@ def resolve(call, protos, headers, handles):
             fail('%s: %s has no parameter %s' % (call.annot[n][1], first, n))
     args, res = [], []
     for p in params:
-        classify(call, p, handles)
+        classify(call, p, handles, indexes)
     for p in params:
         for n in p.size_from:
             if n not in names:
@@ -266,6 +276,10 @@ def resolve(call, protos, headers, handles):
         elif p.kind in ('stream', 'event', 'func', 'handle'):
             args.append(Field(p.name, 'uint32_t', 4, 4,
                               doc='%s handle' % p.kind, param=p))
+        elif p.kind in ('index', 'newindex'):
+            (args if p.kind == 'index' else res).append(
+                Field(p.name, 'uint32_t', 4, 4,
+                      doc='%s index' % p.index.ctype, param=p))
         elif p.kind == 'newhandle':
             res.append(Field(p.name, 'uint32_t', 4, 4,
                              doc='%s handle' % p.handle.kind, param=p))

@@ -184,6 +184,7 @@ class Param:
         self.size = 0               # size=N of a void pointer's object
         self.is_array = False       # array(COUNT) rather than buf(LEN)
         self.handle = None          # the HandleKind of handle parameters
+        self.index = None           # the IndexKind of index parameters
         # What a func parameter that names no kernel answers.
         self.unknown = 'cudaErrorInvalidDeviceFunction'
         # scalar/result: the parameters that size a void * scalar.
@@ -265,12 +266,28 @@ class HandleKind:
         return 'XD_H_' + self.kind.upper()
 
 
+class IndexKind:
+    """Objects of a fixed set that the wire names by their index (the
+    session's GPUs as NVML names them): the guest and the worker each map
+    their own C value to the index and back, and neither sees the other's
+    values.  GUEST_index(value, uint32_t *) and GUEST_of(uint32_t, value *)
+    answer 0 or nonzero; WORKER_of(s, uint32_t, value *) and
+    WORKER_index(s, value, uint32_t *) answer 0 or the library's status."""
+
+    def __init__(self, ctype, guest, worker, where):
+        self.ctype = ctype
+        self.guest = guest
+        self.worker = worker
+        self.where = where
+
+
 class Spec:
     def __init__(self):
         self.headers = []
         self.calls = []
         self.files = []
         self.handles = {}       # C type -> HandleKind
+        self.indexes = {}       # C type -> IndexKind
 
 
 def parse_fields(text, where):
@@ -333,6 +350,22 @@ def parse_handle(words, where, spec):
         spec.handles[t] = h
 
 
+INDEX_USAGE = 'index CTYPE guest=PREFIX worker=PREFIX'
+
+
+def parse_index(words, where, spec):
+    """index CTYPE guest=PREFIX worker=PREFIX"""
+    opts = dict(w.split('=', 1) for w in words[2:] if '=' in w)
+    if len(words) != 4 or set(opts) != {'guest', 'worker'} or \
+            not all(re.fullmatch(r'[a-z_][a-z0-9_]*', v)
+                    for v in opts.values()):
+        fail('%s: %s' % (where, INDEX_USAGE))
+    if words[1] in spec.indexes or words[1] in spec.handles:
+        fail('%s: %s is declared twice' % (where, words[1]))
+    spec.indexes[words[1]] = IndexKind(words[1], opts['guest'],
+                                       opts['worker'], where)
+
+
 def parse_spec(path, spec):
     """Reads one .calls file into @spec."""
     spec.files.append(path)
@@ -365,9 +398,13 @@ def parse_spec(path, spec):
                 parse_handle(words, where, spec)
                 call = None
                 continue
+            if key == 'index':
+                parse_index(words, where, spec)
+                call = None
+                continue
             if key != 'call':
-                fail('%s: expected "call NAME NUMBER", "header" or '
-                     '"handle"' % where)
+                fail('%s: expected "call NAME NUMBER", "header", '
+                     '"handle" or "index"' % where)
             if len(words) != 3 or not re.fullmatch(r'[A-Z][A-Z0-9_]*',
                                                    words[1]) \
                     or not words[2].isdigit():

@@ -117,6 +117,11 @@ def worker_body(c):
             d.append('\tuint8_t *%s = NULL;' % p.name)
         elif p.kind in ('handle', 'newhandle') and p.handle.value:
             d.append('\t%s %s = 0;' % (p.handle.ctype, p.name))
+        elif p.kind == 'index':
+            d.append('\t%s %s = %s;' % (p.ctype, p.name, 'NULL' if
+                                        p.canon.kind == 'pointer' else '0'))
+        elif p.kind == 'newindex':
+            d.append('\t%s %s;' % (re.sub(r'\s*\*$', '', p.ctype), p.name))
         elif p.kind == 'handle':
             # The parameter's own spelling: a const alias stays const.
             d.append('\t%s %s = NULL;' % (p.ctype, p.name))
@@ -214,6 +219,13 @@ def worker_body(c):
                 get = ['\tif (a->%s) {' % p.name] + \
                     ['\t' + x for x in get] + ['\t}']
             b += get
+        elif p.kind == 'index':
+            # The worker's own object: an index of none is refused.
+            b += ['\terr = %s_of(s, a->%s, &%s);' % (p.index.worker, p.name,
+                                                    p.name),
+                  '\tif (err)', '\t\tgoto out;']
+        elif p.kind == 'newindex':
+            b.append('\tmemset(&%s, 0, sizeof(%s));' % (p.name, p.name))
         elif p.kind == 'func':
             b += ['\terr = xd_kernel_lookup(s, a->%s, &%s);' %
                   (p.name, p.name), '\tif (err)', '\t\tgoto out;']
@@ -252,9 +264,9 @@ def worker_body(c):
             cargs.append('&%s' % p.name)
         elif p.kind in ARENA_KINDS:
             cargs.append('(%s)%s' % (c_cast(p.ctype), p.name))
-        elif p.kind == 'handle':
+        elif p.kind in ('handle', 'index'):
             cargs.append(p.name)
-        elif p.kind in ('newhandle', 'sized'):
+        elif p.kind in ('newhandle', 'sized', 'newindex'):
             cargs.append('&%s' % p.name)
         elif p.kind == 'inline' and p.dir == 'in' and \
                 not p.canon.pointee.const:
@@ -284,15 +296,21 @@ def worker_body(c):
         if p.kind == 'buf' and p.dir != 'in':
             b.append('\txd_arena_put(s, &a->%s, %s);' % (p.name, p.name))
     news = [p for p in c.params if p.kind == 'newhandle']
+    newidx = [p for p in c.params if p.kind == 'newindex']
     sized = [p for p in c.params if p.kind in ('sized', 'devptr') and
              p.dir == 'out']
     outs += [p for p in scal if p.kind == 'hresult']
-    if outs or arena_out or news or sized:
+    if outs or arena_out or news or sized or newidx:
         b += ['\tif (err)', '\t\tgoto out;']
+    for p in newidx:
+        # An object outside the session's set is not the guest's to see.
+        b += ['\terr = %s_index(s, %s, &r->%s);' % (p.index.worker, p.name,
+                                                  p.name),
+              '\tif (err)', '\t\tgoto out;']
     # On success only: an object CUDA would not destroy keeps its handle.
     dels = [p for p in c.params if p.kind == 'handle' and
             'destroy' in p.words]
-    if dels and not (outs or arena_out or news or sized):
+    if dels and not (outs or arena_out or news or sized or newidx):
         b += ['\tif (err)', '\t\tgoto out;']
     for p in c.params:
         if p.kind == 'handle' and 'destroy' in p.words and p.handle.value:

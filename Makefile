@@ -353,13 +353,21 @@ $(XCUDAD): $(B)/dom0-daemon/xcudad.o $(B)/libxcdaemon.a
 # The admin's ping and echo: the guest library's internals, no CUDA.
 $(XCUDACTL): $(B)/tools/xcudactl.o $(B)/libxcguest.a
 	@mkdir -p $(dir $@)
-	$(CC) -pthread -o $@ $^ $(LDFLAGS) -lrt
+	$(CC) -pthread -o $@ $^ $(LDFLAGS) -lrt -ldl
 
 # The guest's libcuda.so.1 by itself: no CUDA runtime of NVIDIA's may be
 # loaded before it, or its libcudart.so.13 would resolve to that one.
 $(B)/tests/test_libcuda: tests/unit/test_libcuda.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(XCFLAGS) -o $@ $< $(LDFLAGS) -ldl
+
+# The guest's libnvidia-ml.so.1 by itself, for the same reason; it reads
+# the committed export list at run time, wherever it runs from.
+$(B)/tests/test_libnvml: tests/unit/test_libnvml.c | $(NVML_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(XCFLAGS) \
+		-DXC_NVML_SYMS='"$(CURDIR)/guest-lib/exports/libnvidia-ml.so.1.syms"' \
+		-o $@ $< $(LDFLAGS) -ldl
 
 $(B)/tests/%: tests/unit/%.c $(B)/libxcguest.a $(B)/libxcdaemon.a
 	@mkdir -p $(dir $@)

@@ -12,15 +12,27 @@
  *                             the arena both ways and checks them
  *   xcudactl hold SECONDS     keeps a session busy (small ECHOs) so long
  *   xcudactl info             the session's transport and its limits
+ *   xcudactl smi              the GPUs as NVML sees them, in the manner of
+ *                             nvidia-smi's summary
+ *
+ * smi needs no session of its own: it loads libnvidia-ml.so.1 with
+ * dlopen, the host's NVML natively and xcuda's in a guest, so that one
+ * binary prints the same static fields in both places and shows what the
+ * guest's NVML forwards.
  *
  * Exit status: 0 all good, 1 a check failed, 2 usage, 3 the session
- * could not be opened or was lost.
+ * could not be opened or was lost, or NVML could not be loaded or
+ * initialised.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <nvml.h>
 
 #include "guest-lib/guest.h"
 #include "xcuda/hash.h"
@@ -30,10 +42,11 @@
 static void xctl_usage(FILE *f)
 {
 	fprintf(f,
-"usage: xcudactl ping [COUNT] | echo SIZE... | hold SECONDS | info\n"
+"usage: xcudactl ping [COUNT] | echo SIZE... | hold SECONDS | info | smi\n"
 "Checks the path to xcudad with the protocol's ECHO diagnostic (no GPU\n"
-"needed).  SIZE takes a K, M or G suffix.  Exit: 0 ok, 1 a check failed,\n"
-"2 usage, 3 no session or session lost.\n");
+"needed).  SIZE takes a K, M or G suffix.  smi: the GPUs as\n"
+"libnvidia-ml.so.1 reports them.  Exit: 0 ok, 1 a check failed, 2 usage,\n"
+"3 no session or session lost, or no NVML.\n");
 }
 
 static int xctl_size(const char *s, uint64_t *out)
@@ -305,6 +318,330 @@ static int xctl_info(void)
 }
 
 /*
+ * NVML's entry points, each looked up by itself so that one this NVML
+ * lacks leaves only its field N/A.  The types are spelt out rather than
+ * taken with __typeof__ from nvml.h, which marks some deprecated (CUDA
+ * 13.1's nvmlDeviceGetTemperature): -Werror would fail on the use.
+ */
+struct xctl_nvml {
+	nvmlReturn_t (*init)(void);
+	nvmlReturn_t (*shutdown)(void);
+	const char *(*error_string)(nvmlReturn_t);
+	nvmlReturn_t (*driver_version)(char *, unsigned int);
+	nvmlReturn_t (*cuda_version)(int *);
+	nvmlReturn_t (*nvml_version)(char *, unsigned int);
+	nvmlReturn_t (*count)(unsigned int *);
+	nvmlReturn_t (*handle)(unsigned int, nvmlDevice_t *);
+	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned int);
+	nvmlReturn_t (*persistence)(nvmlDevice_t, nvmlEnableState_t *);
+	nvmlReturn_t (*pci)(nvmlDevice_t, nvmlPciInfo_t *);
+	nvmlReturn_t (*display)(nvmlDevice_t, nvmlEnableState_t *);
+	nvmlReturn_t (*ecc)(nvmlDevice_t, nvmlMemoryErrorType_t,
+			    nvmlEccCounterType_t, unsigned long long *);
+	nvmlReturn_t (*fan)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*temp)(nvmlDevice_t, nvmlTemperatureSensors_t,
+			     unsigned int *);
+	nvmlReturn_t (*pstate)(nvmlDevice_t, nvmlPstates_t *);
+	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*memory)(nvmlDevice_t, nvmlMemory_t *);
+	nvmlReturn_t (*memory_v2)(nvmlDevice_t, nvmlMemory_v2_t *);
+	nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
+	nvmlReturn_t (*compute_mode)(nvmlDevice_t, nvmlComputeMode_t *);
+	nvmlReturn_t (*mig)(nvmlDevice_t, unsigned int *, unsigned int *);
+	nvmlReturn_t (*procs)(nvmlDevice_t, unsigned int *,
+			      nvmlProcessInfo_t *);
+};
+
+#define XCTL_SYM(h, fp, name)	((fp) = (__typeof__(fp))dlsym((h), (name)))
+
+/* A missing entry point answers as NVML does for one it does not have. */
+#define XCTL_NV(fp, ...)						\
+	((fp) ? (fp)(__VA_ARGS__) : NVML_ERROR_FUNCTION_NOT_FOUND)
+
+/* The versioned names: the unversioned ones are older ABIs. */
+static void xctl_nvml_load(void *h, struct xctl_nvml *nv)
+{
+	XCTL_SYM(h, nv->init, "nvmlInit_v2");
+	XCTL_SYM(h, nv->shutdown, "nvmlShutdown");
+	XCTL_SYM(h, nv->error_string, "nvmlErrorString");
+	XCTL_SYM(h, nv->driver_version, "nvmlSystemGetDriverVersion");
+	XCTL_SYM(h, nv->cuda_version, "nvmlSystemGetCudaDriverVersion_v2");
+	XCTL_SYM(h, nv->nvml_version, "nvmlSystemGetNVMLVersion");
+	XCTL_SYM(h, nv->count, "nvmlDeviceGetCount_v2");
+	XCTL_SYM(h, nv->handle, "nvmlDeviceGetHandleByIndex_v2");
+	XCTL_SYM(h, nv->name, "nvmlDeviceGetName");
+	XCTL_SYM(h, nv->persistence, "nvmlDeviceGetPersistenceMode");
+	XCTL_SYM(h, nv->pci, "nvmlDeviceGetPciInfo_v3");
+	XCTL_SYM(h, nv->display, "nvmlDeviceGetDisplayActive");
+	XCTL_SYM(h, nv->ecc, "nvmlDeviceGetTotalEccErrors");
+	XCTL_SYM(h, nv->fan, "nvmlDeviceGetFanSpeed");
+	XCTL_SYM(h, nv->temp, "nvmlDeviceGetTemperature");
+	XCTL_SYM(h, nv->pstate, "nvmlDeviceGetPerformanceState");
+	XCTL_SYM(h, nv->power, "nvmlDeviceGetPowerUsage");
+	XCTL_SYM(h, nv->power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+	XCTL_SYM(h, nv->memory, "nvmlDeviceGetMemoryInfo");
+	XCTL_SYM(h, nv->memory_v2, "nvmlDeviceGetMemoryInfo_v2");
+	XCTL_SYM(h, nv->util, "nvmlDeviceGetUtilizationRates");
+	XCTL_SYM(h, nv->compute_mode, "nvmlDeviceGetComputeMode");
+	XCTL_SYM(h, nv->mig, "nvmlDeviceGetMigMode");
+	XCTL_SYM(h, nv->procs, "nvmlDeviceGetComputeRunningProcesses_v3");
+}
+
+static const char *xctl_nvml_error(const struct xctl_nvml *nv, nvmlReturn_t r)
+{
+	static char buf[32];
+
+	if (nv->error_string)
+		return nv->error_string(r);
+	snprintf(buf, sizeof(buf), "error %d", (int)r);
+	return buf;
+}
+
+/* @fmt's text in @buf when @r is success, else N/A. */
+static __attribute__((format(printf, 4, 5)))
+const char *xctl_field(char *buf, size_t len, nvmlReturn_t r,
+		       const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r != NVML_SUCCESS) {
+		snprintf(buf, len, "N/A");
+		return buf;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+static const char *xctl_on_off(nvmlReturn_t r, nvmlEnableState_t e)
+{
+	if (r != NVML_SUCCESS)
+		return "N/A";
+	return e == NVML_FEATURE_ENABLED ? "On" : "Off";
+}
+
+static const char *xctl_compute_mode(nvmlReturn_t r, nvmlComputeMode_t m)
+{
+	if (r != NVML_SUCCESS)
+		return "N/A";
+	switch (m) {
+	case NVML_COMPUTEMODE_DEFAULT:
+		return "Default";
+	case NVML_COMPUTEMODE_EXCLUSIVE_THREAD:
+		return "Exclusive_Thread";
+	case NVML_COMPUTEMODE_PROHIBITED:
+		return "Prohibited";
+	case NVML_COMPUTEMODE_EXCLUSIVE_PROCESS:
+		return "Exclusive_Process";
+	default:
+		return "N/A";
+	}
+}
+
+/*
+ * Two lines a GPU: what it is and how it is set up, then what it is
+ * doing.  The first is the same whoever asks, the host or a guest.
+ */
+#define XCTL_SMI_ROW1	"%3s  %-30s  %-7s  %-16s  %-6s  %s\n"
+#define XCTL_SMI_ROW2	"     %4s  %4s  %4s  %13s  %21s  %4s  %10s  %s\n"
+#define XCTL_SMI_RULE	"-----------------------------------------------" \
+			"------------------------------------------\n"
+
+static void xctl_smi_gpu(const struct xctl_nvml *nv, unsigned int i)
+{
+	char idx[16], name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], bus[40];
+	char fan[16], temp[16], perf[16], pw[16], cap[16], power[40];
+	char used[32], total[32], mem[72], util[16], ecc[32];
+	unsigned long long errs = 0;
+	unsigned int v = 0, cur = 0, pending = 0;
+	nvmlEnableState_t persist = NVML_FEATURE_DISABLED, disp = persist;
+	nvmlComputeMode_t mode = NVML_COMPUTEMODE_DEFAULT;
+	nvmlPstates_t ps = NVML_PSTATE_UNKNOWN;
+	nvmlUtilization_t u = { 0, 0 };
+	nvmlMemory_v2_t m2 = { .version = nvmlMemory_v2 };
+	nvmlMemory_t m = { 0, 0, 0 };
+	nvmlPciInfo_t pci;
+	nvmlDevice_t d;
+	nvmlReturn_t r, rp, rd, rc, rm;
+
+	snprintf(idx, sizeof(idx), "%u", i);
+	r = XCTL_NV(nv->handle, i, &d);
+	if (r != NVML_SUCCESS) {
+		printf(XCTL_SMI_ROW1, idx, "N/A", "N/A", "N/A", "N/A", "N/A");
+		printf("     %s\n", xctl_nvml_error(nv, r));
+		return;
+	}
+	r = XCTL_NV(nv->name, d, name, sizeof(name));
+	if (r != NVML_SUCCESS)
+		snprintf(name, sizeof(name), "N/A");
+	memset(&pci, 0, sizeof(pci));
+	r = XCTL_NV(nv->pci, d, &pci);
+	pci.busId[sizeof(pci.busId) - 1] = '\0';
+	xctl_field(bus, sizeof(bus), r, "%s", pci.busId);
+	rp = XCTL_NV(nv->persistence, d, &persist);
+	rd = XCTL_NV(nv->display, d, &disp);
+	rc = XCTL_NV(nv->compute_mode, d, &mode);
+	printf(XCTL_SMI_ROW1, idx, name, xctl_on_off(rp, persist), bus,
+	       xctl_on_off(rd, disp), xctl_compute_mode(rc, mode));
+
+	r = XCTL_NV(nv->fan, d, &v);
+	xctl_field(fan, sizeof(fan), r, "%u%%", v);
+	r = XCTL_NV(nv->temp, d, NVML_TEMPERATURE_GPU, &v);
+	xctl_field(temp, sizeof(temp), r, "%uC", v);
+	r = XCTL_NV(nv->pstate, d, &ps);
+	if (r == NVML_SUCCESS && (unsigned int)ps > NVML_PSTATE_15)
+		r = NVML_ERROR_UNKNOWN;		/* NVML_PSTATE_UNKNOWN */
+	xctl_field(perf, sizeof(perf), r, "P%u", (unsigned int)ps);
+	/* Both in milliwatts. */
+	r = XCTL_NV(nv->power, d, &v);
+	xctl_field(pw, sizeof(pw), r, "%uW", v / 1000);
+	r = XCTL_NV(nv->power_limit, d, &v);
+	xctl_field(cap, sizeof(cap), r, "%uW", v / 1000);
+	snprintf(power, sizeof(power), "%5s / %5s", pw, cap);
+	/*
+	 * v2's used leaves out what the driver reserves, as nvidia-smi
+	 * shows it; v1's counts it (older drivers have only v1).
+	 */
+	rm = XCTL_NV(nv->memory_v2, d, &m2);
+	if (rm == NVML_SUCCESS) {
+		m.total = m2.total;
+		m.used = m2.used;
+	} else {
+		rm = XCTL_NV(nv->memory, d, &m);
+	}
+	xctl_field(used, sizeof(used), rm, "%lluMiB", m.used >> 20);
+	xctl_field(total, sizeof(total), rm, "%lluMiB", m.total >> 20);
+	snprintf(mem, sizeof(mem), "%9s / %9s", used, total);
+	r = XCTL_NV(nv->util, d, &u);
+	xctl_field(util, sizeof(util), r, "%u%%", u.gpu);
+	r = XCTL_NV(nv->ecc, d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+		    NVML_VOLATILE_ECC, &errs);
+	xctl_field(ecc, sizeof(ecc), r, "%llu", errs);
+	r = XCTL_NV(nv->mig, d, &cur, &pending);
+	printf(XCTL_SMI_ROW2, fan, temp, perf, power, mem, util, ecc,
+	       r != NVML_SUCCESS ? "N/A" :
+	       cur == NVML_DEVICE_MIG_ENABLE ? "Enabled" : "Disabled");
+}
+
+/*
+ * GPU @i's compute processes, as "GPU PID MEMORY" lines; how many lines.
+ * The list may grow between the calls: a few tries, with room to spare.
+ */
+static unsigned int xctl_smi_procs(const struct xctl_nvml *nv,
+				   unsigned int i)
+{
+	nvmlProcessInfo_t *p = NULL;
+	unsigned int cap = 16, n = 0, k, tries;
+	nvmlDevice_t d;
+	nvmlReturn_t r;
+	char mem[32];
+
+	r = XCTL_NV(nv->handle, i, &d);
+	if (r == NVML_SUCCESS)
+		r = NVML_ERROR_INSUFFICIENT_SIZE;	/* no list yet */
+	for (tries = 0; r == NVML_ERROR_INSUFFICIENT_SIZE && tries < 4;
+	     tries++) {
+		free(p);
+		p = calloc(cap, sizeof(*p));
+		if (!p) {
+			r = NVML_ERROR_MEMORY;
+			break;
+		}
+		n = cap;
+		r = XCTL_NV(nv->procs, d, &n, p);
+		if (r == NVML_ERROR_INSUFFICIENT_SIZE)
+			cap = n + 16;
+	}
+	if (r != NVML_SUCCESS) {
+		printf("%3u  %8s  %12s\n", i, "N/A", "N/A");
+		free(p);
+		return 1;
+	}
+	for (k = 0; k < n && k < cap; k++) {
+		/* NVML_VALUE_NOT_AVAILABLE where the driver cannot tell. */
+		xctl_field(mem, sizeof(mem),
+			   p[k].usedGpuMemory ==
+			   (unsigned long long)NVML_VALUE_NOT_AVAILABLE ?
+			   NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS,
+			   "%lluMiB", p[k].usedGpuMemory >> 20);
+		printf("%3u  %8u  %12s\n", i, p[k].pid, mem);
+	}
+	free(p);
+	return n < cap ? n : cap;
+}
+
+/*
+ * nvidia-smi's summary, our layout: the host's NVML natively, xcuda's
+ * (forwarded to the host's) in a guest.  Any field whose call fails,
+ * NVML_ERROR_NOT_SUPPORTED included, is N/A.
+ */
+static int xctl_smi(void)
+{
+	char drv[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+	char ver[NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE], cuda[32];
+	struct xctl_nvml nv;
+	unsigned int n = 0, i, procs = 0;
+	nvmlReturn_t r;
+	int cv = 0;
+	void *h;
+
+	h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "xcudactl: no libnvidia-ml.so.1: %s\n",
+			dlerror());
+		return 3;
+	}
+	xctl_nvml_load(h, &nv);
+	r = XCTL_NV(nv.init);
+	if (r != NVML_SUCCESS) {
+		fprintf(stderr, "xcudactl: NVML: %s\n",
+			xctl_nvml_error(&nv, r));
+		return 3;
+	}
+	r = XCTL_NV(nv.count, &n);
+	if (r != NVML_SUCCESS) {
+		fprintf(stderr, "xcudactl: NVML: %s\n",
+			xctl_nvml_error(&nv, r));
+		(void)XCTL_NV(nv.shutdown);
+		return 3;
+	}
+	r = XCTL_NV(nv.driver_version, drv, sizeof(drv));
+	if (r != NVML_SUCCESS)
+		snprintf(drv, sizeof(drv), "N/A");
+	r = XCTL_NV(nv.nvml_version, ver, sizeof(ver));
+	if (r != NVML_SUCCESS)
+		snprintf(ver, sizeof(ver), "N/A");
+	r = XCTL_NV(nv.cuda_version, &cv);
+	xctl_field(cuda, sizeof(cuda), r, "%d.%d",
+		   NVML_CUDA_DRIVER_VERSION_MAJOR(cv),
+		   NVML_CUDA_DRIVER_VERSION_MINOR(cv));
+	printf("Driver version: %s   CUDA version: %s   NVML version: %s\n",
+	       drv, cuda, ver);
+	fputs(XCTL_SMI_RULE, stdout);
+	printf(XCTL_SMI_ROW1, "GPU", "Name", "Persist", "Bus-Id", "Disp.A",
+	       "Compute mode");
+	printf(XCTL_SMI_ROW2, "Fan", "Temp", "Perf", "Power / Cap",
+	       "Memory used / total", "Util", "Uncorr.ECC", "MIG");
+	fputs(XCTL_SMI_RULE, stdout);
+	if (!n)
+		printf("No devices found\n");
+	for (i = 0; i < n; i++) {
+		xctl_smi_gpu(&nv, i);
+		fputs(XCTL_SMI_RULE, stdout);
+	}
+	printf("\nProcesses:\n%3s  %8s  %12s\n", "GPU", "PID", "Used memory");
+	for (i = 0; i < n; i++)
+		procs += xctl_smi_procs(&nv, i);
+	if (!procs)
+		printf("No running processes found\n");
+	/* Not dlclose'd: we exit now, and xcuda's may hold a session. */
+	(void)XCTL_NV(nv.shutdown);
+	return 0;
+}
+
+/*
  * Enough arena for the largest SIZE (the heap is what is left after the
  * staging area): unless the user chose, ask for it.
  */
@@ -357,6 +694,8 @@ int main(int argc, char **argv)
 		return xctl_hold(argv[2]);
 	if (!strcmp(argv[1], "info") && argc == 2)
 		return xctl_info();
+	if (!strcmp(argv[1], "smi") && argc == 2)
+		return xctl_smi();
 	xctl_usage(stderr);
 	return 2;
 }

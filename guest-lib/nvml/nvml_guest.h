@@ -22,8 +22,8 @@
 int xc_nvml_enter(int need_cuda);
 /*
  * A round trip's status as an nvmlReturn_t: the worker answers NVML's
- * own; a session that cannot be made is NVML_ERROR_DRIVER_NOT_LOADED,
- * a worker gone NVML_ERROR_UNKNOWN.
+ * own; a session that cannot be made, or a worker gone, is
+ * NVML_ERROR_DRIVER_NOT_LOADED; anything else NVML_ERROR_UNKNOWN.
  */
 nvmlReturn_t xc_nvml_result(int err);
 /* @dev's index in the session's GPUs: 0, or -1 for no device of ours. */

@@ -20,6 +20,7 @@
 #include <cuda.h>
 
 #include "check.h"
+#include "lib_alone.h"
 
 static void *lib;
 
@@ -110,19 +111,7 @@ static void test_before_init(void)
 
 int main(void)
 {
-	char self[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	setenv("XCUDA_QUIET", "1", 1);
-	/* No daemon: nothing may reach one. */
-	setenv("XCUDA_SOCKET", "/nonexistent/xcudad.sock", 1);
-	REQUIRE_MSG(n > 0, "own path", "readlink failed");
-	self[n] = '\0';
-	snprintf(path, sizeof(path), "%s/../lib/libcuda.so.1",
-		 dirname(self));
-	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	REQUIRE_MSG(lib, "xcuda's libcuda.so.1 loads", "%s", dlerror());
+	lib = lib_alone("libcuda.so.1");
 	test_procaddr();
 	test_errors();
 	test_before_init();

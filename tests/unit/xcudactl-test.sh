@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # xcudactl against a real xcudad over the local transport: ping, echo of
 # 1 B to 64 MiB, hold, bad arguments, and a daemon killed under a held
-# session (a clear error, never a hang).
+# session (a clear error, never a hang).  smi natively and through
+# xcuda's NVML: status 3 and why wherever there is no NVML to be had.
 #
 #   tests/unit/xcudactl-test.sh BUILD_DIR
 set -uo pipefail
@@ -50,6 +51,44 @@ check "hold 1 s" test "$?" = 0 -a "${out% rounds ok}" != "$out"
 check "bad size is a usage error" test "$?" = 2
 "$B/bin/xcudactl" frobnicate >/dev/null 2>&1
 check "unknown command is a usage error" test "$?" = 2
+
+# smi: natively, the host's NVML where it has one (a GPU host), else
+# status 3 and why; xcuda's with no daemon, NVML's error; xcuda's through
+# the daemon, the table where the worker has NVML, else
+# NVML_ERROR_LIBRARY_NOT_FOUND.
+"$B/bin/xcudactl" smi extra-arg >/dev/null 2>&1
+check "smi with an argument is a usage error" test "$?" = 2
+"$B/bin/xcudactl" smi >"$tmp/smi.out" 2>"$tmp/smi.err"
+native=$?
+if [ "$native" = 0 ]; then
+	check "smi, the host's NVML: a table" \
+		grep -q "^Driver version: " "$tmp/smi.out"
+else
+	check "smi without libnvidia-ml.so.1: status 3" test "$native" = 3
+	check "smi without libnvidia-ml.so.1: the error says so" \
+		grep -q "^xcudactl: no libnvidia-ml.so.1: " "$tmp/smi.err"
+fi
+XCUDA_SOCKET=/nonexistent LD_LIBRARY_PATH="$B/lib" "$B/bin/xcudactl" smi \
+	>/dev/null 2>"$tmp/smi.err"
+rc=$?
+check "smi, xcuda's NVML, no daemon: status 3" test "$rc" = 3
+check "smi, xcuda's NVML, no daemon: NVML's error" \
+	grep -q "^xcudactl: NVML: " "$tmp/smi.err"
+LD_LIBRARY_PATH="$B/lib" "$B/bin/xcudactl" smi >"$tmp/smi.out" \
+	2>"$tmp/smi.err"
+rc=$?
+if [ "$native" = 0 ]; then
+	check "smi, xcuda's NVML: status 0" test "$rc" = 0
+	check "smi, xcuda's NVML: a table" \
+		grep -q "^Driver version: " "$tmp/smi.out"
+else
+	check "smi, xcuda's NVML, a worker with no NVML: status 3" \
+		test "$rc" = 3
+	check "smi, xcuda's NVML, a worker with no NVML: library not found" \
+		grep -qi "^xcudactl: NVML: .*library.not.found" "$tmp/smi.err"
+	check "smi, xcuda's NVML, a worker with no NVML: no table" \
+		test ! -s "$tmp/smi.out"
+fi
 
 # The daemon dies under a held session: its worker goes with it, and
 # the guest side says so at once.

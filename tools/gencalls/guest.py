@@ -183,6 +183,17 @@ def guest_body(c):
               '\tx[%d].len = %s;' % (i, ln),
               '\tx[%d].dir = %s;' % (i, d),
               '\tx[%d].ext = &a.%s;' % (i, p.name)]
+        if p.kind in ('string', 'array'):
+            # Longer than a request carries: refused here, in the
+            # call's own status.
+            b += ['\tif (x[%d].len == UINT64_MAX)' % i,
+                  '\t\treturn %s;' % fl.fail(fl.inval)]
+        elif p.kind == 'buf' and p.dir != 'in':
+            # Room past what travels is room the library cannot fill:
+            # it is told the buffer that does.
+            b += ['\tif (x[%d].len && (uint64_t)a.%s > x[%d].len)' %
+                  (i, p.buf_len, i),
+                  '\t\ta.%s = x[%d].len;' % (p.buf_len, i)]
     if xfers:
         b.append('\terr = %s(XCUDA_OP_%s, &a, sizeof(a), %s, '
                  '%s, x, %d);' % (fl.xfer, c.name, '&r' if c.res else 'NULL',

@@ -88,6 +88,10 @@ else
 	echo "$0: $SRC is neither CuPy's source tree nor its sdist" >&2
 	exit 2
 fi
+# CUPY_TESTS (space-separated paths) runs those instead.
+if [ -n "${CUPY_TESTS:-}" ]; then
+	read -ra TESTS <<<"$CUPY_TESTS"
+fi
 for t in "${TESTS[@]}"; do
 	[ -f "$TMP/src/$t" ] || { echo "$0: no $t in $SRC" >&2; exit 2; }
 done
@@ -118,8 +122,8 @@ run_pytest() {
 	local name=$1
 	shift
 	local t0=$SECONDS
-	(cd "$TMP/src" && "$@" timeout "$RUN_TIMEOUT" "$PY" -m pytest -q \
-		-p no:cacheprovider "${xdist[@]}" -c pyproject.toml \
+	(cd "$TMP/src" && "$@" timeout "$RUN_TIMEOUT" "$PY" -m pytest -q -rf \
+		--tb=line -p no:cacheprovider "${xdist[@]}" -c pyproject.toml \
 		--rootdir . -m 'not slow and not multi_gpu' \
 		--junitxml="$OUT/$name.xml" -o junit_family=xunit2 \
 		"${TESTS[@]}") >"$OUT/$name.out" 2>&1

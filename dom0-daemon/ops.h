@@ -155,6 +155,13 @@ uint8_t *xd_arena_copy(struct xd_session *s, const struct xcuda_extent *e,
 /* Writes a result buffer back to its extent. */
 void xd_arena_put(struct xd_session *s, const struct xcuda_extent *e,
 		  const uint8_t *buf);
+/*
+ * Writes the text @text to extent @e (which is not empty), cut to fit
+ * with its NUL, the rest zero; *@len is its length.  0, or -1 without
+ * memory.
+ */
+int xd_arena_put_text(struct xd_session *s, const struct xcuda_extent *e,
+		      const char *text, uint32_t *len);
 
 /* Bytes a 2D host region spans; 0 with *ok clear when it cannot exist. */
 uint64_t xd_span_2d(uint64_t pitch, uint64_t width, uint64_t height, int *ok);

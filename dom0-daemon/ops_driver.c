@@ -377,8 +377,6 @@ int xd_op_drv_get_error_string(
 {
 	__typeof__(&cuGetErrorString) str = XD_DRV(cuGetErrorString);
 	const char *text = NULL;
-	uint8_t *out;
-	size_t n;
 	int err;
 
 	(void)call;
@@ -389,14 +387,8 @@ int xd_op_drv_get_error_string(
 	err = str((CUresult)a->error, &text);
 	if (err || !text)
 		return err ? err : CUDA_ERROR_INVALID_VALUE;
-	n = strnlen(text, a->text.len - 1);
-	out = calloc(1, a->text.len);
-	if (!out)
+	if (xd_arena_put_text(s, &a->text, text, &r->len))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	memcpy(out, text, n);
-	xd_arena_put(s, &a->text, out);
-	free(out);
-	r->len = (uint32_t)n;
 	return 0;
 }
 

@@ -142,8 +142,6 @@ int xd_op_nvml_error_string(struct xd_session *s,
 {
 	__typeof__(&nvmlErrorString) str = XD_NVML(nvmlErrorString);
 	const char *text;
-	uint8_t *out;
-	size_t n;
 
 	(void)call;
 	if (a->rsvd || !a->text.len)
@@ -153,14 +151,8 @@ int xd_op_nvml_error_string(struct xd_session *s,
 	text = str((nvmlReturn_t)a->error);
 	if (!text)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	n = strnlen(text, a->text.len - 1);
-	out = calloc(1, a->text.len);
-	if (!out)
+	if (xd_arena_put_text(s, &a->text, text, &r->len))
 		return NVML_ERROR_MEMORY;
-	memcpy(out, text, n);
-	xd_arena_put(s, &a->text, out);
-	free(out);
-	r->len = (uint32_t)n;
 	return 0;
 }
 

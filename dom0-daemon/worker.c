@@ -108,6 +108,21 @@ void xd_arena_put(struct xd_session *s, const struct xcuda_extent *e,
 		memcpy(s->chan->arena + e->off, buf, e->len);
 }
 
+int xd_arena_put_text(struct xd_session *s, const struct xcuda_extent *e,
+		      const char *text, uint32_t *len)
+{
+	size_t n = strnlen(text, e->len - 1);
+	uint8_t *out = calloc(1, e->len);
+
+	if (!out)
+		return -1;
+	memcpy(out, text, n);
+	xd_arena_put(s, e, out);
+	free(out);
+	*len = (uint32_t)n;
+	return 0;
+}
+
 /* Answers a request that could not be routed, or the handler's status. */
 static void xd_answer(const struct xcuda_request *req,
 		      struct xcuda_response *rsp, int status, uint32_t len)

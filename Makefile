@@ -95,9 +95,12 @@ BLASLT_SO  := $(B)/lib/libcublasLt.so.13
 
 # guest-lib/nvml: xcuda's libnvidia-ml.so.1, on the session of our
 # libcudart.so.13 too.
-NVML_OBJ   := $(call obj,$(wildcard guest-lib/nvml/*.c) \
-		$(GEN)/guest-lib/nvml_entries.c)
+# guest-lib/curand: xcuda's libcurand.so.10, likewise.
+lib_obj = $(call obj,$(wildcard guest-lib/$1/*.c) $(GEN)/guest-lib/$1_entries.c)
+NVML_OBJ   := $(call lib_obj,nvml)
 NVML_SO    := $(B)/lib/libnvidia-ml.so.1
+CURAND_OBJ := $(call lib_obj,curand)
+CURAND_SO  := $(B)/lib/libcurand.so.10
 
 DAEMON_MAIN := dom0-daemon/xcudad.c
 DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c)) \
@@ -114,7 +117,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 AUDIT_SO   := $(B)/lib/libxcuda-audit.so
 XCUDA_RUN  := $(B)/bin/xcuda-run
 
-all: $(GUEST_SO) $(DRIVER_SO) $(BLAS_SO) $(BLASLT_SO) $(NVML_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
+all: $(GUEST_SO) $(DRIVER_SO) $(BLAS_SO) $(BLASLT_SO) $(NVML_SO) $(CURAND_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
 
 deps:
 	@tools/deps.sh
@@ -161,7 +164,11 @@ LIB_STATUS := \
 	--lib nvml guest-lib/exports/libnvidia-ml.so.1.syms \
 		$(B)/guest-lib/nvml/impl.syms \
 		guest-lib/exports/libnvidia-ml-local.txt \
-		guest-lib/exports/libnvidia-ml-unsupported.txt
+		guest-lib/exports/libnvidia-ml-unsupported.txt \
+	--lib curand guest-lib/exports/libcurand.so.10.syms \
+		$(B)/guest-lib/curand/impl.syms \
+		guest-lib/exports/libcurand-local.txt \
+		guest-lib/exports/libcurand-unsupported.txt
 STATUS_ARGS = $(GEN_INCLUDES) --exports $(GUEST_EXPORTS) --impl $(B)/guest-lib/impl.syms \
 	      --local guest-lib/exports/local.txt \
 	      --unsupported guest-lib/exports/unsupported.txt \
@@ -265,38 +272,45 @@ endef
 $(eval $(call math_lib,libcublas,$(BLAS_OBJ)))
 $(eval $(call math_lib,libcublasLt,$(BLASLT_OBJ)))
 
-$(B)/guest-lib/nvml/%.o: guest-lib/nvml/%.c | $(GEN_STAMP)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Iguest-lib -Iguest-lib/nvml $(XCFLAGS) -c $< -o $@
-$(GEN)/guest-lib/nvml_entries.o: $(GEN)/guest-lib/nvml_entries.c
-	$(CC) $(CPPFLAGS) -Iguest-lib -Iguest-lib/nvml $(XCFLAGS) -c $< -o $@
-$(GEN)/guest-lib/nvml_entries.c: $(GEN_STAMP)
+# $(call small_lib,DIR,SONAME,PREFIX,NODE): SONAME from guest-lib/DIR and
+# its generated entry points, with a stub for every export of NVIDIA's
+# SONAME (guest-lib/exports/SONAME.syms) it lacks, under the version
+# node NODE where NVIDIA's library has one.
+define small_lib
+$(B)/guest-lib/$1/%.o: guest-lib/$1/%.c | $(GEN_STAMP)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CPPFLAGS) -Iguest-lib -Iguest-lib/$1 $$(XCFLAGS) -c $$< -o $$@
+$(GEN)/guest-lib/$1_entries.o: $(GEN)/guest-lib/$1_entries.c
+	$$(CC) $$(CPPFLAGS) -Iguest-lib -Iguest-lib/$1 $$(XCFLAGS) -c $$< -o $$@
+$(GEN)/guest-lib/$1_entries.c: $(GEN_STAMP)
 	@:
 
-$(B)/guest-lib/nvml/impl.syms: $(NVML_OBJ)
-	@mkdir -p $(dir $@)
-	nm --defined-only -g $(NVML_OBJ) | awk 'NF==3 && $$2=="T" {print $$3}' \
-		| sort -u > $@
+$(B)/guest-lib/$1/impl.syms: $(call lib_obj,$1)
+	@mkdir -p $$(dir $$@)
+	nm --defined-only -g $$^ | awk 'NF==3 && $$$$2=="T" {print $$$$3}' \
+		| sort -u > $$@
 
+$(B)/guest-lib/$1/gen/stubs.c $(B)/guest-lib/$1/gen/$2.map &: \
+		guest-lib/exports/$2.syms \
+		$(B)/guest-lib/$1/impl.syms tools/gen-lib-stubs.sh
+	tools/gen-lib-stubs.sh $(if $4,-n $4) $3 $1_stub.h \
+		guest-lib/exports/$2.syms $(B)/guest-lib/$1/impl.syms \
+		$(B)/guest-lib/$1/gen/stubs.c $(B)/guest-lib/$1/gen/$2.map
+$(B)/guest-lib/$1/gen/stubs.o: $(B)/guest-lib/$1/gen/stubs.c
+	$$(CC) -Iguest-lib -Iguest-lib/$1 $$(XCFLAGS) -c $$< -o $$@
+
+$(B)/lib/$2: $(call lib_obj,$1) $(B)/guest-lib/$1/gen/stubs.o \
+		$(B)/guest-lib/$1/gen/$2.map $(GUEST_SO)
+	$$(CC) -shared -pthread -Wl,-soname,$2 \
+		-Wl,--version-script,$(B)/guest-lib/$1/gen/$2.map \
+		-Wl,-z,defs -o $$@ $(call lib_obj,$1) \
+		$(B)/guest-lib/$1/gen/stubs.o \
+		-L$(B)/lib -l:libcudart.so.13 -Wl,-rpath,'$$$$ORIGIN' $$(LDFLAGS)
+	ln -sf $2 $(B)/lib/$(basename $2)
+endef
 # NVIDIA's libnvidia-ml.so.1 has no version nodes: nor has ours.
-$(B)/guest-lib/nvml/gen/stubs.c $(B)/guest-lib/nvml/gen/libnvidia-ml.map &: \
-		guest-lib/exports/libnvidia-ml.so.1.syms \
-		$(B)/guest-lib/nvml/impl.syms tools/gen-lib-stubs.sh
-	tools/gen-lib-stubs.sh nvml nvml_stub.h \
-		guest-lib/exports/libnvidia-ml.so.1.syms \
-		$(B)/guest-lib/nvml/impl.syms \
-		$(B)/guest-lib/nvml/gen/stubs.c \
-		$(B)/guest-lib/nvml/gen/libnvidia-ml.map
-$(B)/guest-lib/nvml/gen/stubs.o: $(B)/guest-lib/nvml/gen/stubs.c
-	$(CC) -Iguest-lib -Iguest-lib/nvml $(XCFLAGS) -c $< -o $@
-
-$(NVML_SO): $(NVML_OBJ) $(B)/guest-lib/nvml/gen/stubs.o \
-		$(B)/guest-lib/nvml/gen/libnvidia-ml.map $(GUEST_SO)
-	$(CC) -shared -pthread -Wl,-soname,libnvidia-ml.so.1 \
-		-Wl,--version-script,$(B)/guest-lib/nvml/gen/libnvidia-ml.map \
-		-Wl,-z,defs -o $@ $(NVML_OBJ) $(B)/guest-lib/nvml/gen/stubs.o \
-		-L$(B)/lib -l:libcudart.so.13 -Wl,-rpath,'$$ORIGIN' $(LDFLAGS)
-	ln -sf libnvidia-ml.so.1 $(B)/lib/libnvidia-ml.so
+$(eval $(call small_lib,nvml,libnvidia-ml.so.1,nvml,))
+$(eval $(call small_lib,curand,libcurand.so.10,curand,libcurand.so.10))
 
 # xcuda-run and its rtld-audit library: every CUDA library a program
 # loads is xcuda's.
@@ -317,12 +331,14 @@ $(B)/guest-lib/impl.syms: $(GUEST_OBJ)
 # The private node: the internals libcuda.so.1 calls, and only those.
 $(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map &: \
 		$(GUEST_EXPORTS) $(B)/guest-lib/impl.syms tools/gen-stubs.sh \
-		$(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ) $(NVML_OBJ)
+		$(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ) $(NVML_OBJ) \
+		$(CURAND_OBJ)
 	tools/gen-stubs.sh $(GUEST_EXPORTS) $(B)/guest-lib/impl.syms \
 		$(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map
 	{ printf '\n/* For the other guest libraries alone. */\n'; \
 	  printf 'XCUDA_PRIVATE_1 {\nglobal:\n'; \
-	  { nm -u $(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ) $(NVML_OBJ) | \
+	  { nm -u $(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ) $(NVML_OBJ) \
+		$(CURAND_OBJ) | \
 		awk '$$2 ~ /^xc_/ {print "\t" $$2 ";"}'; \
 	    printf '\txc_stub_note;\n'; } | sort -u; \
 	  printf '};\n'; } >> $(B)/guest-lib/gen/libcudart.map

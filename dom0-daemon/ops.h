@@ -12,6 +12,7 @@
 #include <cuda.h>
 #include <cublasLt.h>
 #include <cublas_api.h>
+#include <curand.h>
 #include <nvml.h>
 
 #include "worker.h"
@@ -81,6 +82,8 @@ int xd_ipc_may_open(struct xd_session *s, int kind, const void *h);
 void *xd_drv_sym(const char *name);
 /* Unloads a module the driver API loaded, and frees its image. */
 void xd_drv_module_unload(CUmodule m);
+/* Destroys a session's link state and what the worker kept for it. */
+void xd_drv_link_destroy(CUlinkState state);
 /* Releases a session's allocation handle (cuMemCreate's). */
 void xd_drv_mem_release(CUmemGenericAllocationHandle h);
 
@@ -102,12 +105,28 @@ void xd_drv_mem_release(CUmemGenericAllocationHandle h);
 		(__typeof__(&fn))q_;					\
 	})
 
+/* A function of the real driver, typed as cuda.h declares it. */
+#define XD_DRV(fn) XD_SYM(xd_drv_sym, fn)
+
 /*
  * cuBLAS's and cuBLASLt's function @name from the real libcublas.so.13
  * and libcublasLt.so.13, loaded at run time (ops_blas.c): NULL without.
  */
 void *xd_blas_sym(const char *name);
 void *xd_blaslt_sym(const char *name);
+/*
+ * A math library's @soname from XCUDA_MATH_LIBS, else the loader's path,
+ * else $CUDA_HOME/lib64 (ops_blas.c): its dlopen handle, or NULL.
+ */
+void *xd_math_open(const char *soname);
+/*
+ * cuRAND's function @name from the real libcurand.so.10 (ops_curand.c):
+ * NULL without.  What a session leaves: its generators and Poisson
+ * distributions go.
+ */
+void *xd_curand_sym(const char *name);
+void xd_curand_destroy(curandGenerator_t g);
+void xd_curand_dist_destroy(curandDiscreteDistribution_t d);
 /*
  * A scalar argument of a math library: NULL when the program passed
  * NULL, else the worker's copy of its value (host pointer mode) or its

@@ -21,7 +21,7 @@
 static void *xd_blas_lib, *xd_blaslt_lib;
 static pthread_once_t xd_blas_once = PTHREAD_ONCE_INIT;
 
-static void *xd_math_open(const char *soname)
+void *xd_math_open(const char *soname)
 {
 	const char *dirs[] = { getenv("XCUDA_MATH_LIBS"), NULL,
 			       getenv("CUDA_HOME"), "/usr/local/cuda" };

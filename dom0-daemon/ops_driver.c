@@ -36,8 +36,6 @@ void *xd_drv_sym(const char *name)
 }
 
 /* A driver function by its symbol, typed as the header declares it. */
-#define XD_DRV(fn) XD_SYM(xd_drv_sym, fn)
-
 /*
  * The images of loaded modules: the driver may read one until its module
  * is unloaded (lazy loading).  A worker serves one session.

@@ -36,6 +36,8 @@ static const struct {
 	{ "libcublasLt.so", 0, "libcublasLt.so.13" },
 	{ "libnvidia-ml.so.1", 1, "libnvidia-ml.so.1" },
 	{ "libnvidia-ml.so", 0, "libnvidia-ml.so.1" },
+	{ "libcurand.so.10", 1, "libcurand.so.10" },
+	{ "libcurand.so", 0, "libcurand.so.10" },
 };
 
 #define XC_NREPL	(sizeof(xc_replaced) / sizeof(xc_replaced[0]))

@@ -45,5 +45,10 @@ CUresult xc_drv_rt_end(cudaError_t saved, cudaError_t err);
 
 /* The devices the worker's driver reported at cuInit. */
 int xc_drv_device_count(void);
+/*
+ * The guest's file @path, read whole (at most XCUDA_MAX_MODULE bytes)
+ * into a buffer with a NUL after it: @*data (free() it) and @*len.
+ */
+CUresult xc_read_file(const char *path, uint8_t **data, size_t *len);
 
 #endif /* XCUDA_DRIVER_H */

@@ -162,22 +162,16 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
 	return cuModuleLoadData(module, image);
 }
 
-CUresult cuModuleLoad(CUmodule *module, const char *fname)
+CUresult xc_read_file(const char *path, uint8_t **data, size_t *len)
 {
-	int err = xc_drv_enter(1);
 	struct stat st;
 	uint8_t *buf;
 	ssize_t got;
 	size_t off = 0;
-	CUresult ret;
 	int fd;
 
-	if (err)
-		return (CUresult)err;
-	if (!module || !fname)
-		return CUDA_ERROR_INVALID_VALUE;
 	/* The file is the guest's: read here, never opened in Dom0. */
-	fd = open(fname, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return CUDA_ERROR_FILE_NOT_FOUND;
 	if (fstat(fd, &st) || st.st_size <= 0 ||
@@ -200,8 +194,30 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 		off += (size_t)got;
 	}
 	close(fd);
-	ret = off == (size_t)st.st_size ? cuModuleLoadData(module, buf) :
-					  CUDA_ERROR_FILE_NOT_FOUND;
+	if (off != (size_t)st.st_size) {
+		free(buf);
+		return CUDA_ERROR_FILE_NOT_FOUND;
+	}
+	*data = buf;
+	*len = off;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
+	int err = xc_drv_enter(1);
+	uint8_t *buf;
+	size_t len;
+	CUresult ret;
+
+	if (err)
+		return (CUresult)err;
+	if (!module || !fname)
+		return CUDA_ERROR_INVALID_VALUE;
+	ret = xc_read_file(fname, &buf, &len);
+	if (ret)
+		return ret;
+	ret = cuModuleLoadData(module, buf);
 	free(buf);
 	return ret;
 }

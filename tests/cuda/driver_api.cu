@@ -16,27 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A file, whole, NUL-terminated; NULL if it cannot be read. */
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = (char *)calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* Shared memory a block of @threads asks for (an occupancy callback). */
 static size_t smem_per_block(int threads)
 {
@@ -119,7 +98,7 @@ int main(int argc, char **argv)
 	CKD(cuModuleGetGlobal(&glob, &bytes, mod, "counter"));
 	printf("global counter: %zu bytes\n", bytes);
 	snprintf(path, sizeof(path), "%s.ptx", argv[0]);
-	ptx = slurp(path);
+	ptx = xct_slurp(path, NULL);
 	xct_drv_expect(ptx != NULL, "PTX read");
 	CKD(cuModuleLoadData(&ptxmod, ptx));
 	CKD(cuModuleGetFunction(&scale, ptxmod, "scale"));

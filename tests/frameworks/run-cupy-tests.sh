@@ -22,8 +22,10 @@
 # CuPy's pytest configuration (its pyproject.toml), -m "not slow and not
 # multi_gpu", and pytest-xdist's -n $JOBS where it is installed (default
 # 8; JOBS=0: serially); each run's output and JUnit XML are saved under
-# $OUT (default BUILD/results/cupy-tests), and a run stops after
-# $RUN_TIMEOUT seconds (default 420).  CuPy's kernel cache
+# $OUT (default BUILD/results/cupy-tests), each test's outcome on its
+# own line as it ends (-v).  A run is interrupted after $RUN_TIMEOUT
+# seconds (default 420), as ^C would: pytest then still lists the
+# failures and writes the XML of the tests that ran.  CuPy's kernel cache
 # (CUPY_CACHE_DIR) is $OUT/kernel-cache, shared by both runs.
 #
 # The summary: per run, passed, failed, skipped and error counts; then
@@ -122,9 +124,10 @@ run_pytest() {
 	local name=$1
 	shift
 	local t0=$SECONDS
-	(cd "$TMP/src" && "$@" timeout "$RUN_TIMEOUT" "$PY" -m pytest -q -rf \
-		--tb=line -p no:cacheprovider "${xdist[@]}" -c pyproject.toml \
-		--rootdir . -m 'not slow and not multi_gpu' \
+	(cd "$TMP/src" && "$@" timeout -s INT -k 30 "$RUN_TIMEOUT" \
+		"$PY" -m pytest -v -rfE --tb=line -p no:cacheprovider \
+		"${xdist[@]}" -c pyproject.toml --rootdir . \
+		-m 'not slow and not multi_gpu' \
 		--junitxml="$OUT/$name.xml" -o junit_family=xunit2 \
 		"${TESTS[@]}") >"$OUT/$name.out" 2>&1
 	local rc=$?
@@ -132,7 +135,7 @@ run_pytest() {
 	echo "$name: exit status $rc in $((SECONDS - t0)) s; $(tail -n 2 \
 		"$OUT/$name.out" | head -n 1)"
 	[ "$rc" = 124 ] && echo "$name: stopped after $RUN_TIMEOUT s" \
-		"(RUN_TIMEOUT): its XML is missing or partial"
+		"(RUN_TIMEOUT): its XML holds the tests that ended"
 	return 0
 }
 

@@ -5,8 +5,10 @@
  * sections lie past its end, PTX without a NUL), and the worker refuses
  * images that would make the driver read past its copy, modules and
  * functions that are not the session's, parameter buffers of the wrong
- * shape, before any driver call.  Where a driver is present the answers
- * past the checks are its own; here it is absent and they read
+ * shape, link options that are pointers or too large, link states that
+ * are not the session's, before any driver call.  Where a driver is
+ * present the answers past the checks are its own (and a link's inputs
+ * cut short are refused before it); without one they read
  * CUDA_ERROR_NOT_INITIALIZED.
  */
 #include <cuda.h>
@@ -14,10 +16,14 @@
 #include <string.h>
 
 #include "common/image.h"
+#include "xcuda/link.h"
 #include "dom0-daemon/ipc_table.h"
 #include "dom0-daemon/worker.h"
 #include "check.h"
 #include "worker_harness.h"
+
+/* A handle no command of the session's answered. */
+#define NOT_OURS	(XCUDA_HANDLE_FIRST + 77)
 
 struct fatbin_hdr {
 	uint32_t magic;
@@ -193,12 +199,134 @@ static void test_refusals(void)
 	}
 }
 
+/* With a driver: inputs of a link of the session's that lie. */
+static void test_link_inputs(uint32_t link)
+{
+	struct fatbin_hdr h = { XCUDA_FATBIN_MAGIC, 1, 16, 4096 };
+	struct xcuda_drv_link_add_data_args ad;
+	struct xcuda_drv_link_cubin_args cu;
+	struct xcuda_drv_link_logs_args lg;
+	struct xcuda_drv_link_destroy_args de = { link, 0 };
+
+	memset(&ad, 0, sizeof(ad));
+	ad.link = link;
+	memcpy(chan.arena, &h, sizeof(h));
+	strcpy((char *)chan.arena + 4096, "in");
+	ad.data = (struct xcuda_extent){ 0, 64 };
+	ad.name = (struct xcuda_extent){ 4096, 3 };
+	ad.type = CU_JIT_INPUT_FATBINARY;
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_ADD_DATA, &ad, sizeof(ad), 0, 0),
+		 CUDA_ERROR_INVALID_IMAGE,
+		 "link: a fatbinary cut short never reaches the driver");
+	ad.type = CU_JIT_INPUT_LIBRARY;
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_ADD_DATA, &ad, sizeof(ad), 0, 0),
+		 CUDA_ERROR_INVALID_IMAGE, "link: a library that is no archive");
+	ad.type = 99;
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_ADD_DATA, &ad, sizeof(ad), 0, 0),
+		 CUDA_ERROR_INVALID_VALUE, "link: an input of no type");
+	ad.type = CU_JIT_INPUT_PTX;
+	ad.name.len = 2;	/* "in" without its NUL */
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_ADD_DATA, &ad, sizeof(ad), 0, 0),
+		 CUDA_ERROR_INVALID_VALUE, "link: a name without its NUL");
+	memset(&cu, 0, sizeof(cu));
+	cu.link = link;
+	cu.buf = (struct xcuda_extent){ 0, 16 };
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CUBIN, &cu, sizeof(cu), 0, 0),
+		 CUDA_ERROR_INVALID_VALUE, "link: a cubin before completion");
+	memset(&lg, 0, sizeof(lg));
+	lg.link = link;
+	lg.logs = (struct xcuda_extent){ 0, 8192 };
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_LOGS, &lg, sizeof(lg), 0, 0),
+		 CUDA_ERROR_INVALID_VALUE, "link: logs of another size");
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_DESTROY, &de, sizeof(de), 0, 0),
+		 0, "link: destroyed");
+}
+
+/* The linker: options, link states and inputs the session never made. */
+static void test_link(void)
+{
+	struct xcuda_drv_link_create_args lc;
+	struct xcuda_drv_link_add_data_args ad;
+	struct xcuda_drv_link_complete_args co = { NOT_OURS, 0 };
+	struct xcuda_drv_link_cubin_args cu;
+	struct xcuda_drv_link_logs_args lg;
+	struct xcuda_drv_link_destroy_args de = { NOT_OURS, 0 };
+	struct xcuda_drv_link_create_res lr = { 0, 0 };
+	struct xcuda_link_opt o[2];
+	int st;
+
+	memset(&lc, 0, sizeof(lc));
+	lc.nopts = XCUDA_LINK_MAX_OPTS + 1;
+	lc.opts = (struct xcuda_extent){ 0, lc.nopts * sizeof(o[0]) };
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
+		 CUDA_ERROR_INVALID_VALUE, "link: more options than any");
+	lc.nopts = 2;
+	lc.opts.len = sizeof(o[0]);
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
+		 CUDA_ERROR_INVALID_VALUE, "link: options shorter than said");
+	lc.opts.len = sizeof(o);
+	memset(o, 0, sizeof(o));
+	o[0] = (struct xcuda_link_opt){ CU_JIT_INFO_LOG_BUFFER, 0, 0x1000 };
+	memcpy(chan.arena, o, sizeof(o));
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
+		 CUDA_ERROR_INVALID_VALUE,
+		 "link: a log buffer at a guest address");
+	o[0] = (struct xcuda_link_opt){ CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 0,
+					XCUDA_LINK_LOG_MAX + 1 };
+	memcpy(chan.arena, o, sizeof(o));
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
+		 CUDA_ERROR_INVALID_VALUE, "link: a log larger than any");
+	o[0] = (struct xcuda_link_opt){ CU_JIT_GLOBAL_SYMBOL_NAMES, 0, 0x1000 };
+	memcpy(chan.arena, o, sizeof(o));
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
+		 CUDA_ERROR_INVALID_VALUE,
+		 "link: an option whose value is a pointer");
+	o[0] = (struct xcuda_link_opt){ CU_JIT_OPTIMIZATION_LEVEL, 1, 3 };
+	memcpy(chan.arena, o, sizeof(o));
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
+		 CUDA_ERROR_INVALID_VALUE, "link: an option's reserved word");
+	o[0].rsvd = 0;
+	o[1] = (struct xcuda_link_opt){ CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 0,
+					4096 };
+	memcpy(chan.arena, o, sizeof(o));
+	st = call_res(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0, &lr,
+		      sizeof(lr));
+	CHECK_MSG(st != CUDA_ERROR_INVALID_VALUE,
+		  "link: good options reach the driver", "status %d", st);
+	if (!st)
+		test_link_inputs(lr.link);
+
+	memset(&ad, 0, sizeof(ad));
+	ad.link = NOT_OURS;
+	ad.type = CU_JIT_INPUT_PTX;
+	ad.data = (struct xcuda_extent){ 0, 64 };
+	ad.name = (struct xcuda_extent){ 64, 8 };
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_ADD_DATA, &ad, sizeof(ad), 0, 0),
+		 CUDA_ERROR_INVALID_HANDLE,
+		 "link: an input to a link that is not the session's");
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_COMPLETE, &co, sizeof(co), 0, 0),
+		 CUDA_ERROR_INVALID_HANDLE,
+		 "link: completing another's link");
+	memset(&cu, 0, sizeof(cu));
+	cu.link = NOT_OURS;
+	cu.buf = (struct xcuda_extent){ 0, 4096 };
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CUBIN, &cu, sizeof(cu), 0, 0),
+		 CUDA_ERROR_INVALID_HANDLE, "link: another's cubin");
+	memset(&lg, 0, sizeof(lg));
+	lg.link = NOT_OURS;
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_LOGS, &lg, sizeof(lg), 0, 0),
+		 CUDA_ERROR_INVALID_HANDLE, "link: another's logs");
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_DESTROY, &de, sizeof(de), 0, 0),
+		 CUDA_ERROR_INVALID_HANDLE, "link: destroying another's");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	test_image_size();
 	open_session(&s, &chan, 0x4444dddd, XD_DOMAIN_LOCAL | 1000);
 	test_refusals();
+	test_link();
 	xd_session_fini(&s);
 	free(chan.arena);
 	return check_summary();

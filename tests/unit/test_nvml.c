@@ -28,7 +28,6 @@
 #include "dom0-daemon/ipc_table.h"
 #include "dom0-daemon/ops.h"
 #include "dom0-daemon/worker.h"
-#include "xcuda/hash.h"
 #include "check.h"
 #include "worker_harness.h"
 
@@ -376,52 +375,18 @@ static void test_no_library(void)
  */
 static void test_sweep(int fill)
 {
-	uint8_t args[XCUDA_REQ_INLINE];
-	const struct xcuda_call_info *d;
-	unsigned int op, n = 0;
-	int err;
+	static const int ok[] = { NVML_ERROR_UNINITIALIZED,
+				  NVML_ERROR_LIBRARY_NOT_FOUND,
+				  NVML_ERROR_INVALID_ARGUMENT };
+	unsigned int n;
 
-	memset(args, fill, sizeof(args));
-	for (op = 0; op < XCUDA_OP_MAX; op++) {
-		d = xcuda_call((uint16_t)op);
-		if (!d || strncmp(d->name, "NVML_", 5) ||
-		    op == XCUDA_OP_NVML_INIT)
-			continue;
-		n++;
-		err = call(&s, (uint16_t)op, args, d->args_size, 0, 0);
-		if (nvml_lib)
-			continue;
-		if (err != NVML_ERROR_UNINITIALIZED &&
-		    err != NVML_ERROR_LIBRARY_NOT_FOUND &&
-		    err != NVML_ERROR_INVALID_ARGUMENT)
-			CHECK_WHY("%s answered %d", d->name, err);
-	}
+	n = sweep_opcodes(&s, "NVML_", XCUDA_OP_NVML_INIT, fill,
+			  nvml_lib ? NULL : ok, 3);
 	if (n < 90)
 		CHECK_WHY("only %u NVML opcodes", n);
 	check_case(check_name("every NVML opcode with arguments of 0x%02x: "
 			      "an error%s", fill,
 			      nvml_lib ? " or NVML's answer" : ""));
-}
-
-/* The session still answers: an ECHO of 4 KiB, checksummed. */
-static void test_alive(void)
-{
-	struct xcuda_echo_args e = { 0x3c3c, 0, 0, 0 };
-	struct xcuda_echo_res r = { 0, 0 };
-	uint64_t want;
-	uint32_t i;
-	int err;
-
-	for (i = 0; i < 4096; i++)
-		chan.arena[i] = (uint8_t)(i * 13 + 1);
-	want = xcuda_fnv1a64(0x3c3c, chan.arena, 4096);
-	err = call_res(&s, XCUDA_OP_ECHO, &e, sizeof(e), 0, 4096, &r,
-		       sizeof(r));
-	CHECK_MSG(!err && r.checksum == want && r.bytes == 4096,
-		  "the session still answers an ECHO",
-		  "status %d sum %llx want %llx bytes %llu", err,
-		  (unsigned long long)r.checksum, (unsigned long long)want,
-		  (unsigned long long)r.bytes);
 }
 
 int main(void)
@@ -448,7 +413,7 @@ int main(void)
 	test_sweep(0xff);
 	test_no_library();
 	test_map_uninit("after every refused request");
-	test_alive();
+	check_alive(&s, &chan);
 	xd_session_fini(&s);
 	free(chan.arena);
 	return check_summary();

@@ -84,7 +84,14 @@ got=$("$run" "$tmp/which" /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 \
 	nvmlInit_v2)
 check "NVML by a path of the host's is xcuda's" "$got" \
 	"$B/lib/libnvidia-ml.so.1"
-# A framework's bundled cuBLAS, by absolute path (PyTorch's).
+got=$("$run" "$tmp/which" libcurand.so.10 curandCreateGenerator)
+check "cuRAND by soname is xcuda's" "$got" "$B/lib/libcurand.so.10"
+# A framework's bundled cuBLAS and cuRAND, by absolute path (PyTorch's).
+cp "$B/lib/libcurand.so.10" "$tmp/site/nvidia/cu13/lib/"
+got=$("$run" "$tmp/which" "$tmp/site/nvidia/cu13/lib/libcurand.so.10" \
+	curandGenerateUniform)
+check "a bundled cuRAND by absolute path is xcuda's" "$got" \
+	"$B/lib/libcurand.so.10"
 cp "$B/lib/libcublasLt.so.13" "$tmp/site/nvidia/cu13/lib/"
 got=$("$run" "$tmp/which" "$tmp/site/nvidia/cu13/lib/libcublasLt.so.13" \
 	cublasLtMatmul)

@@ -285,6 +285,11 @@ LIBRARIES = {
              'guest-lib/nvml', 'nvml.md',
              'every function of the NVIDIA driver\'s `libnvidia-ml.so.1`',
              'the real NVML', '`NVML_ERROR_NOT_SUPPORTED` (3)', 'nvml'),
+    'curand': ('cuRAND (libcurand.so.10)', 'libcurand.so.10',
+               'guest-lib/curand', 'curand.md',
+               'every function of the CUDA toolkit\'s `libcurand.so.10`',
+               'the real cuRAND', '`CURAND_STATUS_ARCH_MISMATCH` (204)',
+               'libcurand'),
 }
 
 

@@ -114,7 +114,7 @@ def guest_body(c):
             b.append('\ta.%s = %s;' % (f, p.name))
         elif p.kind == 'handle' and p.handle.value:
             # The guest holds CUDA's own value: it travels as it is.
-            b.append('\ta.%s = (uint64_t)%s;' % (f, p.name))
+            b.append('\ta.%s = (uint64_t)(uintptr_t)%s;' % (f, p.name))
         elif p.kind == 'devptr' and p.dir == 'in':
             b.append('\ta.%s = (uintptr_t)%s;' % (f, p.name))
         elif p.kind == 'stream':
@@ -230,8 +230,8 @@ def guest_body(c):
                       '\t\treturn %s;' % fl.fail(fl.unknown)]
                 continue
             if p.kind == 'newhandle' and p.handle.value:
-                set_ = '\t*%s = (%s)r.%s;' % (p.name, p.handle.ctype,
-                                              p.name)
+                set_ = '\t*%s = (%s)(uintptr_t)r.%s;' % (
+                    p.name, p.handle.ctype, p.name)
             elif p.kind == 'newhandle':
                 # The parameter's own type: an alias names the kind too.
                 set_ = '\t*%s = (%s)(uintptr_t)r.%s;' % (

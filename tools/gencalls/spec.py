@@ -80,6 +80,16 @@ APIS = {
                 'xc_nvml_result', 'xd_nvml_sym',
                 'NVML_ERROR_LIBRARY_NOT_FOUND', 'guest-lib/nvml_entries.c',
                 'nvml_guest.h', 'NVML'),
+    # cuRAND has no status for a bad argument of its own: OUT_OF_RANGE is
+    # what it answers for one.
+    'curand': Api('curand', 'curandStatus_t', 'CURAND_STATUS_SUCCESS',
+                  'CURAND_STATUS_OUT_OF_RANGE',
+                  'CURAND_STATUS_NOT_INITIALIZED',
+                  'CURAND_STATUS_INTERNAL_ERROR', 'curand', 'xc_curand_enter',
+                  'xc_curand_result', 'xd_curand_sym',
+                  'CURAND_STATUS_INITIALIZATION_FAILED',
+                  'guest-lib/curand_entries.c', 'curand_guest.h', 'cuRAND',
+                  devptrs=True),
 }
 
 

@@ -101,6 +101,15 @@ def worker_codes(c):
         VALUE_UNKNOWN
 
 
+def value_of(p):
+    """The C value of a value handle's 64 bits (an integer, or an address
+    in device memory), on two lines where one is too long."""
+    line = '\t%s = (%s)(uintptr_t)' % (p.name, p.handle.ctype)
+    arg = 'a->%s;' % p.name
+    return line + arg if width(line + arg) <= WIDTH else \
+        line + '\n\t\t' + arg
+
+
 def worker_body(c):
     """The worker side of a generated call."""
     d, b, frees = [], [], []
@@ -205,7 +214,7 @@ def worker_body(c):
                   (p.handle.enum, p.name),
                   '\t\terr = %s;' % vbad,
                   '\t\tgoto out;', '\t}',
-                  '\t%s = (%s)a->%s;' % (p.name, p.handle.ctype, p.name)]
+                  value_of(p)]
         elif p.kind in ('event', 'handle'):
             table = '&s->events' if p.kind == 'event' else \
                 '&s->objects[%s]' % p.handle.enum
@@ -326,11 +335,13 @@ def worker_body(c):
                      (p.handle.enum, p.name))
     for p in news:
         if p.handle.value:
-            # The guest gets CUDA's value; the table says it is ours.
+            # The guest gets CUDA's value (an integer, or an address in
+            # device memory); the table says it is ours.
+            v = '(uint64_t)(uintptr_t)%s' % p.name
             b += ['\terr = xd_value_add(&s->objects[%s], %s, s->device);' %
-                  (p.handle.enum, p.name),
+                  (p.handle.enum, v),
                   '\tif (err)', '\t\t%s(%s);' % (p.handle.destroy, p.name),
-                  '\telse', '\t\tr->%s = %s;' % (p.name, p.name)]
+                  '\telse', '\t\tr->%s = %s;' % (p.name, v)]
             continue
         # A table too full for what CUDA made: the object goes again.
         b += ['\terr = xd_object_add(&s->objects[%s], %s, s->device, %d, '

@@ -4,8 +4,9 @@
 #   make check      every test this machine can run, the Xen rig under QEMU
 #                   included (installs what it needs)
 #   make check-xen  the Xen rig alone; make modules builds the kernel modules
-#   make check-gpu  the CUDA programs and the frameworks (PyTorch) natively
-#                   and through xcuda (GPU host)
+#   make check-gpu  the CUDA programs and the frameworks (PyTorch, and CuPy
+#                   with CUPY_SDIST=its sdist) natively and through xcuda
+#                   (GPU host)
 #   make check-samples SAMPLES=DIR   NVIDIA's cuda-samples (a checkout in
 #                   DIR), natively and through xcuda (GPU host)
 #   make demo       the main job: a CUDA sample through xcudad, then from a
@@ -400,10 +401,23 @@ check-xen: deps deps-xen
 	$(MAKE) all
 	tests/xen/run.sh $(B)
 
+# CuPy runs from its sdist (CUPY_SDIST=cupy-X.Y.Z.tar.gz), built once into
+# $(B)/cupy against the shared runtime: its check, then its own tests.
+CUPY_SDIST ?=
 check-gpu: deps
 	$(MAKE) all
 	tests/cuda/run-compare.sh --gpu $(B)
 	tests/frameworks/run-frameworks.sh $(B)
+	@if [ -z "$(CUPY_SDIST)" ]; then \
+		echo "SKIP cupy: no CUPY_SDIST (CuPy's sdist: pip download" \
+			"--no-deps --no-binary :all: cupy==14.2.0)"; \
+	else \
+		{ [ -d $(B)/cupy/cupy ] || \
+		  tests/frameworks/build-cupy.sh $(CUPY_SDIST) $(B)/cupy; } && \
+		PYTHONPATH=$(abspath $(B))/cupy \
+			tests/frameworks/run-frameworks.sh $(B) cupy && \
+		tests/frameworks/run-cupy-tests.sh $(B) $(CUPY_SDIST); \
+	fi
 
 # tests/samples/samples.txt says which samples take part, and why not the
 # others.

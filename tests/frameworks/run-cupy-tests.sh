@@ -24,7 +24,7 @@
 # 8; JOBS=0: serially); each run's output and JUnit XML are saved under
 # $OUT (default BUILD/results/cupy-tests), each test's outcome on its
 # own line as it ends (-v).  A run is interrupted after $RUN_TIMEOUT
-# seconds (default 420), as ^C would: pytest then still lists the
+# seconds (default 1200), as ^C would: pytest then still lists the
 # failures and writes the XML of the tests that ran.  CuPy's kernel cache
 # (CUPY_CACHE_DIR) is $OUT/kernel-cache, shared by both runs.
 #
@@ -47,7 +47,7 @@ PY=${PYTHON:-python3}
 OUT=${OUT:-$B/results/cupy-tests}
 CUPY_DIR=${CUPY_DIR:-$B/cupy}
 JOBS=${JOBS:-8}
-RUN_TIMEOUT=${RUN_TIMEOUT:-420}
+RUN_TIMEOUT=${RUN_TIMEOUT:-1200}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 

@@ -16,6 +16,7 @@
 
 #include "common/image.h"
 #include "log.h"
+#include "jit_opts.h"
 #include "ops.h"
 #include "ops_launch.h"
 
@@ -108,38 +109,38 @@ int xd_op_drv_init(struct xd_session *s, const struct xcuda_drv_init_args *a,
 	return err;
 }
 
-int xd_op_drv_module_load_data(struct xd_session *s,
-			       const struct xcuda_drv_module_load_data_args *a,
-			       struct xcuda_drv_module_load_data_res *r,
-			       struct xd_call *call)
+/*
+ * A module of the image at @e, loaded from a private copy that stays
+ * until it is unloaded, with the JIT options @j (NULL: none): its handle
+ * in *@module.
+ */
+static int xd_module_load(struct xd_session *s, const struct xcuda_extent *e,
+			  struct xd_jit *j, uint32_t *module)
 {
-	__typeof__(&cuModuleLoadData) load = XD_DRV(cuModuleLoadData);
+	__typeof__(&cuModuleLoadDataEx) load = XD_DRV(cuModuleLoadDataEx);
 	CUmodule m = NULL;
 	uint8_t *image;
 	int err;
 
-	(void)call;
-	if (a->rsvd || !a->image.len || a->image.len > XCUDA_MAX_MODULE)
+	if (!e->len || e->len > XCUDA_MAX_MODULE)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* One more byte, a NUL: PTX text is read up to one. */
-	image = malloc((size_t)a->image.len + 1);
+	image = malloc((size_t)e->len + 1);
 	if (!image)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	memcpy(image, s->chan->arena + a->image.off, a->image.len);
-	image[a->image.len] = 0;
+	memcpy(image, s->chan->arena + e->off, e->len);
+	image[e->len] = 0;
 	/*
 	 * The driver reads as far as the image's own headers say: they
 	 * must stay within the copy (PTX within it and its NUL).
 	 */
-	err = xcuda_image_size(image, (uint64_t)a->image.len + 1) ? 0 :
+	err = xcuda_image_size(image, (uint64_t)e->len + 1) ? 0 :
 	      CUDA_ERROR_INVALID_IMAGE;
 	if (!err && !load)
 		err = CUDA_ERROR_NOT_INITIALIZED;
-	if (err) {
-		free(image);
-		return err;
-	}
-	err = load(&m, image);
+	if (!err)
+		err = j ? load(&m, image, j->n, j->opt, j->val) :
+			  load(&m, image, 0, NULL, NULL);
 	if (err) {
 		free(image);
 		return err;
@@ -149,13 +150,43 @@ int xd_op_drv_module_load_data(struct xd_session *s,
 		xd_drv_module_unload(m);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	err = xd_object_add(&s->objects[XD_H_CUMODULE], m, s->device, 0,
-			    &r->module);
-	if (err) {
+	if (xd_object_add(&s->objects[XD_H_CUMODULE], m, s->device, 0,
+			  module)) {
 		xd_drv_module_unload(m);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	return 0;
+}
+
+int xd_op_drv_module_load_data(struct xd_session *s,
+			       const struct xcuda_drv_module_load_data_args *a,
+			       struct xcuda_drv_module_load_data_res *r,
+			       struct xd_call *call)
+{
+	(void)call;
+	if (a->rsvd)
+		return CUDA_ERROR_INVALID_VALUE;
+	return xd_module_load(s, &a->image, NULL, &r->module);
+}
+
+/* The logs are answered whatever the load's status. */
+int xd_op_drv_module_load_ex(struct xd_session *s,
+			     const struct xcuda_drv_module_load_ex_args *a,
+			     struct xcuda_drv_module_load_ex_res *r,
+			     struct xd_call *call)
+{
+	struct xd_jit j;
+	int err, lerr;
+
+	(void)call;
+	if (a->rsvd)
+		return CUDA_ERROR_INVALID_VALUE;
+	err = xd_jit_get(s, &j, a->nopts, &a->opts);
+	if (!err)
+		err = xd_module_load(s, &a->image, &j, &r->module);
+	lerr = a->logs.len ? xd_jit_put_logs(s, &j, &a->logs) : 0;
+	xd_jit_free(&j);
+	return err ? err : lerr;
 }
 
 int xd_op_drv_module_unload(struct xd_session *s,
@@ -187,15 +218,49 @@ int xd_op_drv_module_unload(struct xd_session *s,
 	return 0;
 }
 
+/*
+ * The function @f of the current context as the session's: its handle in
+ * @func, its parameter layout at @params and its count in @nparams.
+ */
+static int xd_func_answer(struct xd_session *s, CUfunction f,
+			  const struct xcuda_extent *params, uint32_t *func,
+			  uint32_t *nparams)
+{
+	__typeof__(&cuFuncGetParamInfo) info = XD_DRV(cuFuncGetParamInfo);
+	uint32_t *layout;
+	size_t off, size, i;
+
+	if (!info)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	layout = calloc(1, params->len ? params->len : 8);
+	if (!layout)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* The driver answers CUDA_ERROR_INVALID_VALUE past the last one. */
+	for (i = 0; !info(f, i, &off, &size); i++) {
+		if (i >= XCUDA_MAX_PARAMS || (i + 1) * 8 > params->len ||
+		    off > XCUDA_MAX_ARGS_BYTES || size > XCUDA_MAX_ARGS_BYTES) {
+			free(layout);
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+		layout[2 * i] = (uint32_t)off;
+		layout[2 * i + 1] = (uint32_t)size;
+	}
+	if (params->len)
+		xd_arena_put(s, params, (const uint8_t *)layout);
+	free(layout);
+	/* A function is its module's: the same one keeps its handle. */
+	if (xd_object_add(&s->objects[XD_H_CUFUNC], f, s->device, 1, func))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*nparams = (uint32_t)i;
+	return 0;
+}
+
 int xd_op_drv_module_get_function(
 	struct xd_session *s,
 	const struct xcuda_drv_module_get_function_args *a,
 	struct xcuda_drv_module_get_function_res *r, struct xd_call *call)
 {
 	__typeof__(&cuModuleGetFunction) get = XD_DRV(cuModuleGetFunction);
-	__typeof__(&cuFuncGetParamInfo) info = XD_DRV(cuFuncGetParamInfo);
-	uint32_t *layout = NULL;
-	size_t off, size, i;
 	CUfunction f = NULL;
 	char *name;
 	CUmodule m;
@@ -207,7 +272,7 @@ int xd_op_drv_module_get_function(
 	m = xd_object_get(&s->objects[XD_H_CUMODULE], a->module);
 	if (!m)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (!get || !info)
+	if (!get)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	name = (char *)xd_arena_copy(s, &a->name, XCUDA_NAME_MAX);
 	if (!name || !memchr(name, 0, a->name.len)) {
@@ -218,29 +283,31 @@ int xd_op_drv_module_get_function(
 	free(name);
 	if (err)
 		return err;
-	layout = calloc(1, a->params.len ? a->params.len : 8);
-	if (!layout)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	/* The driver answers CUDA_ERROR_INVALID_VALUE past the last one. */
-	for (i = 0; !info(f, i, &off, &size); i++) {
-		if (i >= XCUDA_MAX_PARAMS || (i + 1) * 8 > a->params.len ||
-		    off > XCUDA_MAX_ARGS_BYTES || size > XCUDA_MAX_ARGS_BYTES) {
-			free(layout);
-			return CUDA_ERROR_NOT_SUPPORTED;
-		}
-		layout[2 * i] = (uint32_t)off;
-		layout[2 * i + 1] = (uint32_t)size;
-	}
-	if (a->params.len)
-		xd_arena_put(s, &a->params, (const uint8_t *)layout);
-	free(layout);
-	/* A function is its module's: the same one keeps its handle. */
-	err = xd_object_add(&s->objects[XD_H_CUFUNC], f, s->device, 1,
-			    &r->func);
+	return xd_func_answer(s, f, &a->params, &r->func, &r->nparams);
+}
+
+/* A kernel of a library, as a function of the current context. */
+int xd_op_drv_kernel_get_function(
+	struct xd_session *s,
+	const struct xcuda_drv_kernel_get_function_args *a,
+	struct xcuda_drv_kernel_get_function_res *r, struct xd_call *call)
+{
+	__typeof__(&cuKernelGetFunction) get = XD_DRV(cuKernelGetFunction);
+	CUfunction f = NULL;
+	cudaKernel_t k;
+	int err;
+
+	(void)call;
+	if (a->rsvd || a->params.len % 8)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (xd_kernel_lookup(s, a->kernel, &k))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!get)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	err = get(&f, (CUkernel)k);
 	if (err)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	r->nparams = (uint32_t)i;
-	return 0;
+		return err;
+	return xd_func_answer(s, f, &a->params, &r->func, &r->nparams);
 }
 
 /* The launch's function, stream and private copy of its parameters. */

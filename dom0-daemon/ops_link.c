@@ -1,30 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
  * The driver's JIT linker in the worker (spec/cuda-driver.calls,
- * DRV_LINK_*): a link state of the real driver's, with log buffers and
- * option arrays of the worker's own, which the driver writes until the
- * link is destroyed, and private copies of its inputs.  What a guest
- * sends is checked before the driver reads it: options known to be
- * integers, logs of bounded size, inputs whose own headers lie within
- * the copy.
+ * DRV_LINK_*): a link state of the real driver's, with its options and
+ * logs (jit_opts.c), which the driver writes until the link is
+ * destroyed, and private copies of its inputs, whose own headers must
+ * lie within what was sent.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/image.h"
-#include "xcuda/link.h"
+#include "jit_opts.h"
 #include "ops.h"
-
-enum { XD_LOG_INFO, XD_LOG_ERROR, XD_NLOGS };
 
 struct xd_link {
 	CUlinkState state;
-	unsigned int nopts;
-	CUjit_option opt[XCUDA_LINK_MAX_OPTS];
-	void *val[XCUDA_LINK_MAX_OPTS];
-	char *log[XD_NLOGS];
-	uint32_t cap[XD_NLOGS];
-	int fill[XD_NLOGS];	/* each log's size option, or -1 */
+	struct xd_jit jit;
 	uint8_t **inputs;	/* the copies the driver was given */
 	size_t ninputs;
 	uint64_t bytes;		/* their total */
@@ -32,74 +23,20 @@ struct xd_link {
 	size_t size;
 };
 
-static void xd_link_free(struct xd_link *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->ninputs; i++)
-		free(l->inputs[i]);
-	free(l->inputs);
-	free(l->log[XD_LOG_INFO]);
-	free(l->log[XD_LOG_ERROR]);
-	free(l);
-}
-
 /* A session's link goes; its table holds our record, not the driver's. */
 void xd_drv_link_destroy(CUlinkState state)
 {
 	__typeof__(&cuLinkDestroy) destroy = XD_DRV(cuLinkDestroy);
 	struct xd_link *l = (struct xd_link *)state;
+	size_t i;
 
 	if (destroy && l->state)
 		destroy(l->state);
-	xd_link_free(l);
-}
-
-/* The options the guest sent, into @l's arrays. */
-static int xd_link_opts(struct xd_link *l, const struct xcuda_link_opt *o,
-			unsigned int n)
-{
-	int buf[XD_NLOGS] = { -1, -1 };
-	unsigned int i, k;
-
-	l->fill[XD_LOG_INFO] = l->fill[XD_LOG_ERROR] = -1;
-	for (i = 0; i < n; i++) {
-		if (o[i].rsvd)
-			return CUDA_ERROR_INVALID_VALUE;
-		l->opt[i] = (CUjit_option)o[i].option;
-		switch (o[i].option) {
-		case CU_JIT_INFO_LOG_BUFFER:
-		case CU_JIT_ERROR_LOG_BUFFER:
-			if (o[i].value)
-				return CUDA_ERROR_INVALID_VALUE;
-			buf[o[i].option == CU_JIT_ERROR_LOG_BUFFER] = (int)i;
-			break;
-		case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
-		case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
-			if (o[i].value > XCUDA_LINK_LOG_MAX)
-				return CUDA_ERROR_INVALID_VALUE;
-			k = o[i].option == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
-			l->cap[k] = (uint32_t)o[i].value;
-			l->fill[k] = (int)i;
-			l->val[i] = (void *)(uintptr_t)o[i].value;
-			break;
-		default:
-			if (!xcuda_link_opt_int(o[i].option))
-				return CUDA_ERROR_INVALID_VALUE;
-			l->val[i] = (void *)(uintptr_t)o[i].value;
-		}
-	}
-	/* The driver writes a log up to its size option: none, nothing. */
-	for (k = 0; k < XD_NLOGS; k++) {
-		if (buf[k] < 0)
-			continue;
-		l->log[k] = calloc(1, l->cap[k] + 1);
-		if (!l->log[k])
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		l->val[buf[k]] = l->log[k];
-	}
-	l->nopts = n;
-	return 0;
+	for (i = 0; i < l->ninputs; i++)
+		free(l->inputs[i]);
+	free(l->inputs);
+	xd_jit_free(&l->jit);
+	free(l);
 }
 
 int xd_op_drv_link_create(struct xd_session *s,
@@ -108,31 +45,20 @@ int xd_op_drv_link_create(struct xd_session *s,
 			  struct xd_call *call)
 {
 	__typeof__(&cuLinkCreate_v2) create = XD_DRV(cuLinkCreate_v2);
-	struct xcuda_link_opt *o = NULL;
 	struct xd_link *l;
 	int err;
 
 	(void)call;
-	if (a->rsvd || a->nopts > XCUDA_LINK_MAX_OPTS ||
-	    a->opts.len != a->nopts * sizeof(*o))
+	if (a->rsvd)
 		return CUDA_ERROR_INVALID_VALUE;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	if (a->nopts) {
-		o = (struct xcuda_link_opt *)xd_arena_copy(s, &a->opts,
-							   a->opts.len);
-		if (!o) {
-			free(l);
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		}
-	}
-	err = xd_link_opts(l, o, a->nopts);
-	free(o);
+	err = xd_jit_get(s, &l->jit, a->nopts, &a->opts);
 	if (!err && !create)
 		err = CUDA_ERROR_NOT_INITIALIZED;
 	if (!err)
-		err = create(l->nopts, l->opt, l->val, &l->state);
+		err = create(l->jit.n, l->jit.opt, l->jit.val, &l->state);
 	if (!err && xd_object_add(&s->objects[XD_H_CULINK], l, s->device, 0,
 				  &r->link))
 		err = CUDA_ERROR_OUT_OF_MEMORY;
@@ -255,38 +181,16 @@ int xd_op_drv_link_cubin(struct xd_session *s,
 
 int xd_op_drv_link_logs(struct xd_session *s,
 			const struct xcuda_drv_link_logs_args *a,
-			struct xcuda_drv_link_logs_res *r, struct xd_call *call)
+			struct xd_call *call)
 {
 	struct xd_link *l = xd_object_get(&s->objects[XD_H_CULINK], a->link);
-	uint32_t len[XD_NLOGS] = { 0, 0 }, k, off = 0;
-	uint8_t *buf;
 
 	(void)call;
 	if (!l)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (a->rsvd || a->logs.len != (uint64_t)l->cap[0] + l->cap[1])
+	if (a->rsvd)
 		return CUDA_ERROR_INVALID_VALUE;
-	buf = calloc(1, (size_t)a->logs.len + 1);
-	if (!buf)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	for (k = 0; k < XD_NLOGS; k++) {
-		if (l->log[k]) {
-			len[k] = (uint32_t)strnlen(l->log[k], l->cap[k]);
-			memcpy(buf + off, l->log[k], len[k]);
-		}
-		off += l->cap[k];
-	}
-	if (a->logs.len)
-		xd_arena_put(s, &a->logs, buf);
-	free(buf);
-	r->info_len = len[XD_LOG_INFO];
-	r->error_len = len[XD_LOG_ERROR];
-	/* What the driver wrote back into the size options. */
-	if (l->fill[XD_LOG_INFO] >= 0)
-		r->info_fill = (uintptr_t)l->val[l->fill[XD_LOG_INFO]];
-	if (l->fill[XD_LOG_ERROR] >= 0)
-		r->error_fill = (uintptr_t)l->val[l->fill[XD_LOG_ERROR]];
-	return 0;
+	return xd_jit_put_logs(s, &l->jit, &a->logs);
 }
 
 int xd_op_drv_link_destroy(struct xd_session *s,

@@ -18,6 +18,7 @@
 #include <cuda.h>
 
 #include "guest.h"
+#include "xcuda/jit.h"
 
 /*
  * Every driver call starts here: CUDA_ERROR_NOT_INITIALIZED before
@@ -45,6 +46,27 @@ CUresult xc_drv_rt_end(cudaError_t saved, cudaError_t err);
 
 /* The devices the worker's driver reported at cuInit. */
 int xc_drv_device_count(void);
+/*
+ * JIT options (jit.c, include/xcuda/jit.h): the records that travel, and
+ * the program's log buffers with their size options.
+ */
+struct xc_jit {
+	unsigned int n;
+	struct xcuda_jit_opt opt[XCUDA_JIT_MAX_OPTS];
+	char *log[2];		/* information, error: the program's, or NULL */
+	uint32_t cap[2];	/* the worker's logs' sizes */
+	void **fill[2];		/* the program's size options, or NULL */
+	int want;		/* the program asked for a log */
+};
+
+/* @j from the program's options: CUDA_ERROR_NOT_SUPPORTED for a pointer. */
+CUresult xc_jit_opts(struct xc_jit *j, unsigned int n, CUjit_option *options,
+		     void **values);
+/* The size of a logs extent for @j: 0 when the program asked for none. */
+uint64_t xc_jit_logs_size(const struct xc_jit *j);
+/* The worker's logs extent @buf into the program's buffers. */
+void xc_jit_logs_put(const struct xc_jit *j, const uint8_t *buf);
+
 /*
  * The guest's file @path, read whole (at most XCUDA_MAX_MODULE bytes)
  * into a buffer with a NUL after it: @*data (free() it) and @*len.

@@ -10,21 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xcuda/link.h"
 #include "driver.h"
 
 /* The linked cubin comes back in pieces of this size. */
 #define XC_LINK_PIECE	(1u << 20)
 
-enum { XC_LOG_INFO, XC_LOG_ERROR, XC_NLOGS };
-
 struct xc_link {
 	struct xc_link *next;
 	uint32_t handle;
-	char *log[XC_NLOGS];	/* the program's log buffers, or NULL */
-	uint32_t cap[XC_NLOGS];	/* the worker's logs' sizes */
-	void **fill[XC_NLOGS];	/* the program's size options, or NULL */
-	int want_logs;
+	struct xc_jit jit;	/* the options, and where the logs go */
 	void *cubin;
 };
 
@@ -49,7 +43,6 @@ static struct xc_link *xc_link_find(CUlinkState state, int take)
 	return l;
 }
 
-/* One cuLinkCreate option: into @o, or into @l for the logs. */
 /* Before a step of a link: the session, and @state's record. */
 static CUresult xc_link_enter(CUlinkState state, struct xc_link **l)
 {
@@ -61,66 +54,31 @@ static CUresult xc_link_enter(CUlinkState state, struct xc_link **l)
 	return *l ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
-static CUresult xc_link_opt(struct xc_link *l, CUjit_option opt, void **val,
-			    struct xcuda_link_opt *o)
-{
-	uintptr_t v = (uintptr_t)*val;
-
-	o->option = (uint32_t)opt;
-	switch (opt) {
-	case CU_JIT_INFO_LOG_BUFFER:
-	case CU_JIT_ERROR_LOG_BUFFER:
-		l->log[opt == CU_JIT_ERROR_LOG_BUFFER] = (char *)*val;
-		l->want_logs = 1;
-		return CUDA_SUCCESS;
-	case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
-	case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
-		o->value = v < XCUDA_LINK_LOG_MAX ? v : XCUDA_LINK_LOG_MAX;
-		l->cap[opt == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES] =
-			(uint32_t)o->value;
-		l->fill[opt == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES] = val;
-		l->want_logs = 1;
-		return CUDA_SUCCESS;
-	default:
-		if (!xcuda_link_opt_int(opt))
-			return CUDA_ERROR_NOT_SUPPORTED;
-		o->value = v;
-		return CUDA_SUCCESS;
-	}
-}
-
 CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options,
 			 void **optionValues, CUlinkState *stateOut)
 {
 	struct xcuda_drv_link_create_args a;
 	struct xcuda_drv_link_create_res r = { 0, 0 };
-	struct xcuda_link_opt opts[XCUDA_LINK_MAX_OPTS];
 	struct xc_xfer x;
 	struct xc_link *l;
-	unsigned int i;
 	int err = xc_drv_enter(1);
 
 	if (err)
 		return (CUresult)err;
-	if (!stateOut || (numOptions && (!options || !optionValues)))
-		return CUDA_ERROR_INVALID_VALUE;
-	if (numOptions > XCUDA_LINK_MAX_OPTS)
+	if (!stateOut)
 		return CUDA_ERROR_INVALID_VALUE;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	memset(opts, 0, sizeof(opts));
-	for (i = 0; i < numOptions; i++) {
-		err = xc_link_opt(l, options[i], &optionValues[i], &opts[i]);
-		if (err) {
-			free(l);
-			return (CUresult)err;
-		}
+	err = xc_jit_opts(&l->jit, numOptions, options, optionValues);
+	if (err) {
+		free(l);
+		return (CUresult)err;
 	}
 	memset(&a, 0, sizeof(a));
-	a.nopts = numOptions;
-	x = (struct xc_xfer){ opts, (uint64_t)numOptions * sizeof(opts[0]),
-			      XC_XFER_IN, &a.opts };
+	a.nopts = l->jit.n;
+	x = (struct xc_xfer){ l->jit.opt, (uint64_t)l->jit.n *
+			      sizeof(l->jit.opt[0]), XC_XFER_IN, &a.opts };
 	err = xc_drv_forward_xfer(XCUDA_OP_DRV_LINK_CREATE, &a, sizeof(a), &r,
 				  sizeof(r), &x, 1);
 	if (!err && r.link < XCUDA_HANDLE_FIRST)
@@ -147,43 +105,21 @@ CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options,
 static void xc_link_logs(struct xc_link *l)
 {
 	struct xcuda_drv_link_logs_args a;
-	struct xcuda_drv_link_logs_res r;
-	uint32_t len[XC_NLOGS], k;
-	uint64_t fill[XC_NLOGS];
+	uint64_t size = xc_jit_logs_size(&l->jit);
 	struct xc_xfer x;
-	char *buf;
+	uint8_t *buf;
 
-	if (!l->want_logs)
+	if (!size)
 		return;
-	buf = malloc((size_t)l->cap[0] + l->cap[1] + 1);
+	buf = malloc(size);
 	if (!buf)
 		return;
 	memset(&a, 0, sizeof(a));
-	memset(&r, 0, sizeof(r));
 	a.link = l->handle;
-	x = (struct xc_xfer){ buf, (uint64_t)l->cap[0] + l->cap[1],
-			      XC_XFER_OUT, &a.logs };
-	if (xc_drv_forward_xfer(XCUDA_OP_DRV_LINK_LOGS, &a, sizeof(a), &r,
-				sizeof(r), &x, 1)) {
-		free(buf);
-		return;
-	}
-	len[0] = r.info_len;
-	len[1] = r.error_len;
-	fill[0] = r.info_fill;
-	fill[1] = r.error_fill;
-	for (k = 0; k < XC_NLOGS; k++) {
-		/* The worker's lengths are checked as any answer of its. */
-		if (l->log[k] && l->cap[k]) {
-			if (len[k] >= l->cap[k])
-				len[k] = l->cap[k] - 1;
-			memcpy(l->log[k], buf + (k ? l->cap[0] : 0), len[k]);
-			l->log[k][len[k]] = '\0';
-		}
-		if (l->fill[k])
-			*l->fill[k] = (void *)(uintptr_t)(fill[k] < l->cap[k] ?
-							  fill[k] : l->cap[k]);
-	}
+	x = (struct xc_xfer){ buf, size, XC_XFER_OUT, &a.logs };
+	if (!xc_drv_forward_xfer(XCUDA_OP_DRV_LINK_LOGS, &a, sizeof(a), NULL,
+				 0, &x, 1))
+		xc_jit_logs_put(&l->jit, buf);
 	free(buf);
 }
 

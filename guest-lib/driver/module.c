@@ -137,29 +137,54 @@ CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 }
 
 /*
- * The JIT options only tune the compilation, or ask for its log: the
- * worker's driver compiles with its defaults, and the logs stay empty.
+ * The options that tune the compilation travel by value; the logs come
+ * back into the program's buffers whether the load succeeds or not.
  */
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
 			    unsigned int numOptions, CUjit_option *options,
 			    void **optionValues)
 {
-	unsigned int i;
+	struct xcuda_drv_module_load_ex_args a;
+	struct xcuda_drv_module_load_ex_res r = { 0, 0 };
+	struct xc_xfer x[3];
+	struct xc_jit j;
+	uint64_t size, lsize;
+	uint8_t *logs = NULL;
+	int err = xc_drv_enter(1);
 
-	if (numOptions && (!options || !optionValues))
+	if (err)
+		return (CUresult)err;
+	if (!module || !image)
 		return CUDA_ERROR_INVALID_VALUE;
-	for (i = 0; i < numOptions; i++) {
-		uintptr_t v = (uintptr_t)optionValues[i];
-
-		if ((options[i] == CU_JIT_INFO_LOG_BUFFER ||
-		     options[i] == CU_JIT_ERROR_LOG_BUFFER) && v)
-			((char *)optionValues[i])[0] = '\0';
-	}
-	for (i = 0; i < numOptions; i++)
-		if (options[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES ||
-		    options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
-			optionValues[i] = NULL;
-	return cuModuleLoadData(module, image);
+	err = xc_jit_opts(&j, numOptions, options, optionValues);
+	if (err)
+		return (CUresult)err;
+	size = xc_image_size(image);
+	if (!size)
+		return CUDA_ERROR_INVALID_IMAGE;
+	lsize = xc_jit_logs_size(&j);
+	if (lsize && !(logs = calloc(1, lsize)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memset(&a, 0, sizeof(a));
+	a.nopts = j.n;
+	x[0] = (struct xc_xfer){ j.opt, (uint64_t)j.n * sizeof(j.opt[0]),
+				 XC_XFER_IN, &a.opts };
+	x[1] = (struct xc_xfer){ (void *)image, size, XC_XFER_IN, &a.image };
+	x[2] = (struct xc_xfer){ logs, lsize, XC_XFER_OUT | XC_XFER_KEEP,
+				 &a.logs };
+	err = xc_drv_forward_xfer(XCUDA_OP_DRV_MODULE_LOAD_EX, &a, sizeof(a),
+				  &r, sizeof(r), x, 3);
+	if (logs && (!err || err == CUDA_ERROR_INVALID_PTX ||
+		     err == CUDA_ERROR_INVALID_IMAGE ||
+		     err == CUDA_ERROR_NO_BINARY_FOR_GPU))
+		xc_jit_logs_put(&j, logs);
+	free(logs);
+	if (!err && r.module < XCUDA_HANDLE_FIRST)
+		err = CUDA_ERROR_UNKNOWN;
+	if (err)
+		return xc_drv_result(err);
+	*module = (CUmodule)(uintptr_t)r.module;
+	return CUDA_SUCCESS;
 }
 
 CUresult xc_read_file(const char *path, uint8_t **data, size_t *len)
@@ -222,6 +247,26 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 	return ret;
 }
 
+/*
+ * A function the worker answered (@err its status): its @layout of
+ * @nparams recorded, the handle in *@hfunc.  Takes @layout.
+ */
+static CUresult xc_func_new(int err, uint32_t func, uint32_t nparams,
+			    uint32_t *layout, CUfunction *hfunc)
+{
+	if (!err && (func < XCUDA_HANDLE_FIRST || nparams > XCUDA_MAX_PARAMS))
+		err = CUDA_ERROR_UNKNOWN;
+	/* The worker's layout is checked as any answer of its. */
+	if (!err && xc_func_put(func, nparams, layout))
+		err = CUDA_ERROR_UNKNOWN;
+	if (err) {
+		free(layout);
+		return xc_drv_result(err);
+	}
+	*hfunc = (CUfunction)(uintptr_t)func;
+	return CUDA_SUCCESS;
+}
+
 CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 			     const char *name)
 {
@@ -248,18 +293,37 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod,
 				 XC_XFER_OUT, &a.params };
 	err = xc_drv_forward_xfer(XCUDA_OP_DRV_MODULE_GET_FUNCTION, &a,
 				  sizeof(a), &r, sizeof(r), x, 2);
-	if (!err && (r.func < XCUDA_HANDLE_FIRST ||
-		     r.nparams > XCUDA_MAX_PARAMS))
-		err = CUDA_ERROR_UNKNOWN;
-	/* The worker's layout is checked as any answer of its. */
-	if (!err && xc_func_put(r.func, r.nparams, layout))
-		err = CUDA_ERROR_UNKNOWN;
-	if (err) {
-		free(layout);
-		return xc_drv_result(err);
-	}
-	*hfunc = (CUfunction)(uintptr_t)r.func;
-	return CUDA_SUCCESS;
+	return xc_func_new(err, r.func, r.nparams, layout, hfunc);
+}
+
+/* A CUkernel is a cudaKernel_t: the runtime's handle names it. */
+CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+	struct xcuda_drv_kernel_get_function_args a;
+	struct xcuda_drv_kernel_get_function_res r = { 0, 0 };
+	uint32_t *layout;
+	struct xc_xfer x;
+	int err = xc_drv_enter(1);
+
+	if (err)
+		return (CUresult)err;
+	memset(&a, 0, sizeof(a));
+	if (!pFunc)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!kernel || !xc_func_by_kernel(kernel))
+		return CUDA_ERROR_INVALID_HANDLE;
+	err = XC_DRV_RT(xc_func_handle(kernel, &a.kernel,
+				       cudaErrorInvalidResourceHandle));
+	if (err)
+		return (CUresult)err;
+	layout = calloc(XCUDA_MAX_PARAMS, 8);
+	if (!layout)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	x = (struct xc_xfer){ layout, (uint64_t)XCUDA_MAX_PARAMS * 8,
+			      XC_XFER_OUT, &a.params };
+	err = xc_drv_forward_xfer(XCUDA_OP_DRV_KERNEL_GET_FUNCTION, &a,
+				  sizeof(a), &r, sizeof(r), &x, 1);
+	return xc_func_new(err, r.func, r.nparams, layout, pFunc);
 }
 
 /* The packed parameters from kernelParams, or from extra's buffer. */
@@ -349,6 +413,12 @@ static CUresult xc_launch(CUfunction fn, unsigned int gx, unsigned int gy,
 	if (err)
 		return (CUresult)err;
 	memset(&a, 0, sizeof(a));
+	/* A CUkernel launches as its function in the current context. */
+	if (fn && xc_func_by_kernel(fn)) {
+		err = cuKernelGetFunction(&fn, (CUkernel)fn);
+		if (err)
+			return (CUresult)err;
+	}
 	if (!fn || xc_handle_in(fn, &a.func) || xc_func_get(a.func, &f))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (xc_stream_handle(st, per_thread, &a.stream)) {
@@ -586,6 +656,12 @@ static CUresult xc_launch_ex(const CUlaunchConfig *c, CUfunction fn,
 		return s ? CUDA_ERROR_INVALID_VALUE :
 			   CUDA_ERROR_NOT_INITIALIZED;
 	memset(&a, 0, sizeof(a));
+	/* A CUkernel launches as its function in the current context. */
+	if (fn && xc_func_by_kernel(fn)) {
+		err = cuKernelGetFunction(&fn, (CUkernel)fn);
+		if (err)
+			return (CUresult)err;
+	}
 	if (!fn || xc_handle_in(fn, &a.func) || xc_func_get(a.func, &f))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (xc_stream_handle(c->hStream, per_thread, &a.stream)) {

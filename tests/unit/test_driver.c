@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "common/image.h"
-#include "xcuda/link.h"
+#include "xcuda/jit.h"
 #include "dom0-daemon/ipc_table.h"
 #include "dom0-daemon/worker.h"
 #include "check.h"
@@ -252,11 +252,11 @@ static void test_link(void)
 	struct xcuda_drv_link_logs_args lg;
 	struct xcuda_drv_link_destroy_args de = { NOT_OURS, 0 };
 	struct xcuda_drv_link_create_res lr = { 0, 0 };
-	struct xcuda_link_opt o[2];
+	struct xcuda_jit_opt o[2];
 	int st;
 
 	memset(&lc, 0, sizeof(lc));
-	lc.nopts = XCUDA_LINK_MAX_OPTS + 1;
+	lc.nopts = XCUDA_JIT_MAX_OPTS + 1;
 	lc.opts = (struct xcuda_extent){ 0, lc.nopts * sizeof(o[0]) };
 	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
 		 CUDA_ERROR_INVALID_VALUE, "link: more options than any");
@@ -266,27 +266,27 @@ static void test_link(void)
 		 CUDA_ERROR_INVALID_VALUE, "link: options shorter than said");
 	lc.opts.len = sizeof(o);
 	memset(o, 0, sizeof(o));
-	o[0] = (struct xcuda_link_opt){ CU_JIT_INFO_LOG_BUFFER, 0, 0x1000 };
+	o[0] = (struct xcuda_jit_opt){ CU_JIT_INFO_LOG_BUFFER, 0, 0x1000 };
 	memcpy(chan.arena, o, sizeof(o));
 	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
 		 CUDA_ERROR_INVALID_VALUE,
 		 "link: a log buffer at a guest address");
-	o[0] = (struct xcuda_link_opt){ CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 0,
-					XCUDA_LINK_LOG_MAX + 1 };
+	o[0] = (struct xcuda_jit_opt){ CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 0,
+					XCUDA_JIT_LOG_MAX + 1 };
 	memcpy(chan.arena, o, sizeof(o));
 	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
 		 CUDA_ERROR_INVALID_VALUE, "link: a log larger than any");
-	o[0] = (struct xcuda_link_opt){ CU_JIT_GLOBAL_SYMBOL_NAMES, 0, 0x1000 };
+	o[0] = (struct xcuda_jit_opt){ CU_JIT_GLOBAL_SYMBOL_NAMES, 0, 0x1000 };
 	memcpy(chan.arena, o, sizeof(o));
 	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
 		 CUDA_ERROR_INVALID_VALUE,
 		 "link: an option whose value is a pointer");
-	o[0] = (struct xcuda_link_opt){ CU_JIT_OPTIMIZATION_LEVEL, 1, 3 };
+	o[0] = (struct xcuda_jit_opt){ CU_JIT_OPTIMIZATION_LEVEL, 1, 3 };
 	memcpy(chan.arena, o, sizeof(o));
 	CHECK_EQ(call(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0),
 		 CUDA_ERROR_INVALID_VALUE, "link: an option's reserved word");
 	o[0].rsvd = 0;
-	o[1] = (struct xcuda_link_opt){ CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 0,
+	o[1] = (struct xcuda_jit_opt){ CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, 0,
 					4096 };
 	memcpy(chan.arena, o, sizeof(o));
 	st = call_res(&s, XCUDA_OP_DRV_LINK_CREATE, &lc, sizeof(lc), 0, 0, &lr,
@@ -320,6 +320,46 @@ static void test_link(void)
 		 CUDA_ERROR_INVALID_HANDLE, "link: destroying another's");
 }
 
+/* A module loaded with options, and a kernel's function, refused. */
+static void test_load_ex(void)
+{
+	struct xcuda_drv_module_load_ex_args le;
+	struct xcuda_drv_kernel_get_function_args kf;
+	struct xcuda_jit_opt o = { CU_JIT_WALL_TIME, 0, 0 };
+	struct fatbin_hdr h = { XCUDA_FATBIN_MAGIC, 1, 16, 4096 };
+
+	memset(&le, 0, sizeof(le));
+	le.nopts = 1;
+	le.opts = (struct xcuda_extent){ 8192, sizeof(o) };
+	memcpy(chan.arena + 8192, &o, sizeof(o));
+	memcpy(chan.arena, &h, sizeof(h));
+	le.image = (struct xcuda_extent){ 0, 64 };
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_MODULE_LOAD_EX, &le, sizeof(le), 0,
+		      0), CUDA_ERROR_INVALID_VALUE,
+		 "load with options: one the driver writes back");
+	le.nopts = 0;
+	le.opts = (struct xcuda_extent){ 0, 0 };
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_MODULE_LOAD_EX, &le, sizeof(le), 0,
+		      0), CUDA_ERROR_INVALID_IMAGE,
+		 "load with options: a fatbinary cut short");
+	le.nopts = 2;
+	le.opts = (struct xcuda_extent){ 8192, sizeof(o) };
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_MODULE_LOAD_EX, &le, sizeof(le), 0,
+		      0), CUDA_ERROR_INVALID_VALUE,
+		 "load with options: fewer than said");
+
+	memset(&kf, 0, sizeof(kf));
+	kf.kernel = NOT_OURS;
+	kf.params = (struct xcuda_extent){ 0, 64 };
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_KERNEL_GET_FUNCTION, &kf, sizeof(kf),
+		      0, 0), CUDA_ERROR_INVALID_HANDLE,
+		 "the function of a kernel that is not the session's");
+	kf.params.len = 12;
+	CHECK_EQ(call(&s, XCUDA_OP_DRV_KERNEL_GET_FUNCTION, &kf, sizeof(kf),
+		      0, 0), CUDA_ERROR_INVALID_VALUE,
+		 "a kernel's layout buffer of no whole entries");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -327,6 +367,7 @@ int main(void)
 	open_session(&s, &chan, 0x4444dddd, XD_DOMAIN_LOCAL | 1000);
 	test_refusals();
 	test_link();
+	test_load_ex();
 	xd_session_fini(&s);
 	free(chan.arena);
 	return check_summary();

@@ -125,8 +125,10 @@ def guest_body(c):
             b += ['\tif (xc_event_handle(%s, &a.%s))' % (p.name, f),
                   '\t\treturn %s;' % fl.fail(fl.handle)]
         elif p.kind == 'func':
-            b += ['\terr = xc_func_handle(%s, &a.%s, %s);' %
-                  (p.name, f, p.unknown),
+            # The runtime's lookup; a driver call's code has its number.
+            b += ['\terr = xc_func_handle(%s, &a.%s, %s%s);' %
+                  (p.name, f, '(cudaError_t)' if c.api else '',
+                   p.unknown),
                   '\tif (err)', '\t\treturn %s;' % fl.fail('err')]
         elif p.kind == 'index':
             b += ['\tif (%s_index(%s, &a.%s))' % (p.index.guest, p.name, f),

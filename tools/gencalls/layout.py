@@ -30,7 +30,7 @@ def classify(call, p, handles, indexes=None):
     for w in words:
         m = re.fullmatch(r'(buf|array)\(([A-Za-z_][A-Za-z0-9_]*)\)', w)
         mm = re.fullmatch(r'max=(\d+)', w)
-        mu = re.fullmatch(r'unknown=(cudaError\w+)', w)
+        mu = re.fullmatch(r'unknown=((?:cudaError|CUDA_ERROR_)\w+)', w)
         ms = re.fullmatch(r'size=(4|8)', w)
         msc = re.fullmatch(r'(scalar|result)(?:\(([A-Za-z_]\w*)'
                            r'(?:,([A-Za-z_]\w*))?\))?', w)

@@ -262,7 +262,9 @@ def worker_body(c):
         elif p.kind in ('stream', 'event'):
             cargs.append(p.name)
         elif p.kind == 'func':
-            cargs.append('(const void *)%s' % p.name)
+            # A kernel handle: the runtime's cudaKernel_t, the driver's
+            # CUkernel, or the const void * the runtime's calls take.
+            cargs.append('(%s)%s' % (c_cast(p.ctype), p.name))
         elif p.kind in ('hscalar', 'hresult'):
             cargs.append('(%s)xd_scalar(a->nulls & %#xu, host, %s_v, a->%s%s)'
                          % (p.ctype, 1 << scal.index(p), p.name, p.name,

@@ -1,27 +1,40 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The driver's JIT linker (cuLink*) on the wire: the options a guest
- * forwards to cuLinkCreate, and the logs that come back with each step
- * (docs/protocol.md, "The driver's linker").  The program's log buffers
- * stay in the guest; the worker links with buffers of its own, of the
- * sizes the program gave, at most XCUDA_LINK_LOG_MAX each.
+ * The driver's JIT options on the wire, for its linker (DRV_LINK_*) and
+ * for modules loaded with options (DRV_MODULE_LOAD_EX): the options a
+ * guest forwards, and the logs that come back (docs/protocol.md, "JIT
+ * options and logs").  The program's log buffers stay in the guest; the
+ * worker compiles with buffers of its own, of the sizes the program gave,
+ * at most XCUDA_JIT_LOG_MAX each.
  */
-#ifndef XCUDA_LINK_H
-#define XCUDA_LINK_H
+#ifndef XCUDA_JIT_H
+#define XCUDA_JIT_H
 
 #include <stdint.h>
 
 #include <cuda.h>
 
-#define XCUDA_LINK_MAX_OPTS	32		/* options of one link */
-#define XCUDA_LINK_LOG_MAX	(64u << 10)	/* bytes of one log */
+#define XCUDA_JIT_MAX_OPTS	32		/* options of one call */
+#define XCUDA_JIT_LOG_MAX	(64u << 10)	/* bytes of one log */
 
-/* One cuLinkCreate option: a CUjit_option and its integer value. */
-struct xcuda_link_opt {
+/* One option: a CUjit_option and its integer value. */
+struct xcuda_jit_opt {
 	uint32_t option;
 	uint32_t rsvd;		/* zero */
 	uint64_t value;		/* a log buffer's: zero */
 };
+
+/*
+ * The head of a logs extent; the information log follows, in as many
+ * bytes as its size option gave, then the error log.
+ */
+struct xcuda_jit_logs {
+	uint64_t fill[2];	/* what the driver wrote in the size options */
+	uint32_t len[2];	/* bytes of each log, without a NUL */
+};
+
+_Static_assert(sizeof(struct xcuda_jit_opt) == 16, "xcuda_jit_opt");
+_Static_assert(sizeof(struct xcuda_jit_logs) == 24, "xcuda_jit_logs");
 
 /*
  * Whether @option's value is an integer that travels as it is: both ends
@@ -29,7 +42,7 @@ struct xcuda_link_opt {
  * program's pointers (symbol tables) or are written back (the wall time,
  * the threads per block the compiler chose) are not forwarded.
  */
-static inline int xcuda_link_opt_int(uint32_t option)
+static inline int xcuda_jit_opt_int(uint32_t option)
 {
 	switch (option) {
 	case CU_JIT_MAX_REGISTERS:
@@ -60,4 +73,4 @@ static inline int xcuda_link_opt_int(uint32_t option)
 	}
 }
 
-#endif /* XCUDA_LINK_H */
+#endif /* XCUDA_JIT_H */

@@ -44,6 +44,19 @@ CUresult xc_drv_rt_end(cudaError_t saved, cudaError_t err);
 	({ cudaError_t saved_ = xc_drv_rt_begin(); \
 	   xc_drv_rt_end(saved_, (call)); })
 
+/* The device of a live context @c, or -1. */
+int xc_ctx_device(CUcontext c);
+/* Device @dev's primary context, NULL for no device of the session's. */
+CUcontext xc_ctx_primary(int dev);
+/* A driver call made by the runtime's @call, in a context. */
+#define XC_DRV_CALL(call)						\
+	do {								\
+		int err_ = xc_drv_enter(1);				\
+									\
+		if (err_)						\
+			return (CUresult)err_;				\
+		return XC_DRV_RT(call);					\
+	} while (0)
 /* The devices the worker's driver reported at cuInit. */
 int xc_drv_device_count(void);
 /*

@@ -300,6 +300,16 @@ static int xc_ctx_ok(CUcontext c)
 	return c && c->live;
 }
 
+CUcontext xc_ctx_primary(int dev)
+{
+	return xc_dev_ok(dev) ? &xc_primary[dev] : NULL;
+}
+
+int xc_ctx_device(CUcontext c)
+{
+	return xc_ctx_ok(c) ? c->device : -1;
+}
+
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
 	int err = xc_drv_enter(0);

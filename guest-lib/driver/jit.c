@@ -72,9 +72,8 @@ void xc_jit_logs_put(const struct xc_jit *j, const uint8_t *buf)
 			j->log[k][len] = '\0';
 		}
 		if (j->fill[k])
-			*j->fill[k] = (void *)(uintptr_t)(h.fill[k] < j->cap[k] ?
-							  h.fill[k] :
-							  j->cap[k]);
+			*j->fill[k] = (void *)(uintptr_t)(
+				h.fill[k] < j->cap[k] ? h.fill[k] : j->cap[k]);
 		off += j->cap[k];
 	}
 }

@@ -413,14 +413,16 @@ static CUresult xc_launch(CUfunction fn, unsigned int gx, unsigned int gy,
 	if (err)
 		return (CUresult)err;
 	memset(&a, 0, sizeof(a));
-	/* A CUkernel launches as its function in the current context. */
-	if (fn && xc_func_by_kernel(fn)) {
+	if (!fn || xc_handle_in(fn, &a.func) || xc_func_get(a.func, &f)) {
+		/* A CUkernel launches as its function in the context. */
+		if (!fn || !xc_func_by_kernel(fn))
+			return CUDA_ERROR_INVALID_HANDLE;
 		err = cuKernelGetFunction(&fn, (CUkernel)fn);
 		if (err)
 			return (CUresult)err;
+		if (xc_handle_in(fn, &a.func) || xc_func_get(a.func, &f))
+			return CUDA_ERROR_INVALID_HANDLE;
 	}
-	if (!fn || xc_handle_in(fn, &a.func) || xc_func_get(a.func, &f))
-		return CUDA_ERROR_INVALID_HANDLE;
 	if (xc_stream_handle(st, per_thread, &a.stream)) {
 		free(f.layout);
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -656,14 +658,16 @@ static CUresult xc_launch_ex(const CUlaunchConfig *c, CUfunction fn,
 		return s ? CUDA_ERROR_INVALID_VALUE :
 			   CUDA_ERROR_NOT_INITIALIZED;
 	memset(&a, 0, sizeof(a));
-	/* A CUkernel launches as its function in the current context. */
-	if (fn && xc_func_by_kernel(fn)) {
+	if (!fn || xc_handle_in(fn, &a.func) || xc_func_get(a.func, &f)) {
+		/* A CUkernel launches as its function in the context. */
+		if (!fn || !xc_func_by_kernel(fn))
+			return CUDA_ERROR_INVALID_HANDLE;
 		err = cuKernelGetFunction(&fn, (CUkernel)fn);
 		if (err)
 			return (CUresult)err;
+		if (xc_handle_in(fn, &a.func) || xc_func_get(a.func, &f))
+			return CUDA_ERROR_INVALID_HANDLE;
 	}
-	if (!fn || xc_handle_in(fn, &a.func) || xc_func_get(a.func, &f))
-		return CUDA_ERROR_INVALID_HANDLE;
 	if (xc_stream_handle(c->hStream, per_thread, &a.stream)) {
 		free(f.layout);
 		return CUDA_ERROR_INVALID_HANDLE;

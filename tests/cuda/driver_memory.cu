@@ -9,11 +9,14 @@
  * pool; prefetches, advice and range attributes of managed memory;
  * stream capture into a graph the runtime launches, callbacks and host
  * functions in stream order, stream attributes, ids, devices and
- * contexts.  Errors: a memory type of none, a width wider than its
- * pitch, a capture ended on a stream that is not capturing.
+ * contexts; peer access and interprocess handles on one GPU, capture
+ * modes and the profiler's switches.  Errors: a memory type of none, a
+ * width wider than its pitch, a capture ended on a stream that is not
+ * capturing, a device that is its own peer.
  */
 #include "common/xct.h"
 #include "common/xct_drv.h"
+#include <cudaProfiler.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -322,6 +325,36 @@ static void streams(CUcontext ctx, CUstream st)
 	SHOWD(cuStreamSynchronize_ptsz(NULL));
 }
 
+/* Peers (one GPU: none), interprocess handles, capture modes. */
+static void peers(CUcontext ctx, CUdevice dev)
+{
+	CUipcMemHandle mh;
+	CUipcEventHandle eh;
+	CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+	CUdeviceptr d, o;
+	CUevent e;
+	int v = -1;
+
+	CKD(cuDeviceCanAccessPeer(&v, dev, dev));
+	printf("a device is its own peer: %d\n", v);
+	SHOWD(cuDeviceGetP2PAttribute(
+		&v, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, dev, dev));
+	SHOWD(cuCtxEnablePeerAccess(ctx, 0));
+	SHOWD(cuCtxDisablePeerAccess(ctx));
+	CKD(cuMemAlloc(&d, 1 << 21));
+	CKD(cuIpcGetMemHandle(&mh, d));
+	SHOWD(cuIpcOpenMemHandle(&o, mh, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+	CKD(cuEventCreate(&e, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
+	CKD(cuIpcGetEventHandle(&eh, e));
+	CKD(cuEventDestroy(e));
+	CKD(cuMemFree(d));
+	CKD(cuThreadExchangeStreamCaptureMode(&mode));
+	printf("capture mode was: %d\n", (int)mode);
+	CKD(cuThreadExchangeStreamCaptureMode(&mode));
+	CKD(cuProfilerStart());
+	CKD(cuProfilerStop());
+}
+
 int main(void)
 {
 	CUdevice dev;
@@ -354,6 +387,7 @@ int main(void)
 	managed(dev, st);
 	capture(st);
 	streams(ctx, st);
+	peers(ctx, dev);
 
 	CKD(cuStreamDestroy(st));
 	CKD(cuDevicePrimaryCtxRelease(dev));

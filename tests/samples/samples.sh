@@ -99,12 +99,13 @@ cmd_build() {
 	sort -u -o "$out/built" "$out/built"
 	# What the programs read at run time: everything but the sources.
 	while read -r dir flags; do
+		[ -d "$src/Samples/$dir" ] || continue
 		mkdir -p "$out/data/$dir"
 		(cd "$src/Samples" && find "$dir" -type f ! -name '*.cu' \
 			! -name '*.cpp' ! -name '*.c' ! -name '*.h' \
 			! -name '*.cuh' ! -name '*.hpp' ! -name '*.md' \
 			! -name CMakeLists.txt -print0 |
-			cpio -0pdmu --quiet "$out/data")
+			tar --null -T - -cf - | tar -xf - -C "$out/data")
 		# The sources NVRTC compiles at run time are data too.
 		for f in $flags; do
 			case $f in

@@ -152,6 +152,22 @@ static void load_ex(const char *ptx)
 	printf("error log (size option %zu): %s\n",
 	       (size_t)(uintptr_t)val[3], error);
 	CKD(cuModuleGetFunction(&f, m, "vadd"));
+	{
+		CUfunctionLoadingState ls;
+		unsigned int count;
+		size_t smem;
+
+		CKD(cuModuleGetFunctionCount(&count, m));
+		printf("module functions: %u\n", count);
+		CKD(cuFuncIsLoaded(&ls, f));
+		printf("vadd loaded: %d\n", (int)ls);
+		CKD(cuFuncLoad(f));
+		CKD(cuFuncIsLoaded(&ls, f));
+		printf("vadd loaded after cuFuncLoad: %d\n", (int)ls);
+		CKD(cuOccupancyAvailableDynamicSMemPerBlock(&smem, f, 2, 256));
+		printf("dynamic shared memory for 2 blocks of 256: %zu\n",
+		       smem);
+	}
 	CKD(cuModuleUnload(m));
 	val[1] = (void *)(uintptr_t)LOG;
 	val[3] = (void *)(uintptr_t)LOG;

@@ -354,3 +354,187 @@ CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback,
 {
 	return cuStreamAddCallback(XC_PT(hStream), callback, userData, flags);
 }
+
+/* The first versions: the same calls, which the _v2 replaced in name. */
+CUresult cuStreamDestroy(CUstream hStream)
+{
+	return cuStreamDestroy_v2(hStream);
+}
+
+CUresult cuEventDestroy(CUevent hEvent)
+{
+	return cuEventDestroy_v2(hEvent);
+}
+
+CUresult cuStreamGetCaptureInfo(CUstream hStream,
+				CUstreamCaptureStatus *captureStatus_out,
+				cuuint64_t *id_out)
+{
+	return cuStreamGetCaptureInfo_v3(hStream, captureStatus_out, id_out,
+					 NULL, NULL, NULL, NULL);
+}
+
+CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr,
+			     cuuint32_t value, unsigned int flags)
+{
+	return cuStreamWaitValue32_v2(stream, addr, value, flags);
+}
+
+CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr,
+			     cuuint64_t value, unsigned int flags)
+{
+	return cuStreamWaitValue64_v2(stream, addr, value, flags);
+}
+
+CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr,
+			      cuuint32_t value, unsigned int flags)
+{
+	return cuStreamWriteValue32_v2(stream, addr, value, flags);
+}
+
+CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr,
+			      cuuint64_t value, unsigned int flags)
+{
+	return cuStreamWriteValue64_v2(stream, addr, value, flags);
+}
+
+CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+				     const CUgraphNode *dependencies,
+				     const CUgraphEdgeData *dependencyData,
+				     size_t numDependencies,
+				     CUstreamCaptureMode mode)
+{
+	XC_DRV_CALL(cudaStreamBeginCaptureToGraph(
+		hStream, (cudaGraph_t)hGraph,
+		(const cudaGraphNode_t *)dependencies,
+		(const cudaGraphEdgeData *)dependencyData, numDependencies,
+		(enum cudaStreamCaptureMode)mode));
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2(
+	CUstream hStream, CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	unsigned int flags)
+{
+	XC_DRV_CALL(cudaStreamUpdateCaptureDependencies(
+		hStream, (cudaGraphNode_t *)dependencies,
+		(const cudaGraphEdgeData *)dependencyData, numDependencies,
+		flags));
+}
+
+CUresult cuStreamUpdateCaptureDependencies(CUstream hStream,
+					   CUgraphNode *dependencies,
+					   size_t numDependencies,
+					   unsigned int flags)
+{
+	return cuStreamUpdateCaptureDependencies_v2(hStream, dependencies,
+						    NULL, numDependencies,
+						    flags);
+}
+
+CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
+{
+	return cuStreamBeginCapture(XC_PT(hStream));
+}
+
+CUresult cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src);
+CUresult cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src)
+{
+	return cuStreamCopyAttributes(XC_PT(dst), XC_PT(src));
+}
+
+CUresult cuStreamGetCaptureInfo_ptsz(CUstream hStream,
+				     CUstreamCaptureStatus *captureStatus_out,
+				     cuuint64_t *id_out)
+{
+	return cuStreamGetCaptureInfo(XC_PT(hStream), captureStatus_out,
+				      id_out);
+}
+
+CUresult cuStreamGetCaptureInfo_v2_ptsz(
+	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+	cuuint64_t *id_out, CUgraph *graph_out,
+	const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+{
+	return cuStreamGetCaptureInfo_v2(XC_PT(hStream), captureStatus_out,
+					 id_out, graph_out, dependencies_out,
+					 numDependencies_out);
+}
+
+CUresult cuStreamGetCaptureInfo_v3_ptsz(
+	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+	cuuint64_t *id_out, CUgraph *graph_out,
+	const CUgraphNode **dependencies_out,
+	const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out);
+CUresult cuStreamGetCaptureInfo_v3_ptsz(
+	CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+	cuuint64_t *id_out, CUgraph *graph_out,
+	const CUgraphNode **dependencies_out,
+	const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+{
+	return cuStreamGetCaptureInfo_v3(XC_PT(hStream), captureStatus_out,
+					 id_out, graph_out, dependencies_out,
+					 edgeData_out, numDependencies_out);
+}
+
+CUresult cuStreamBeginCaptureToGraph_ptsz(
+	CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	CUstreamCaptureMode mode);
+CUresult cuStreamBeginCaptureToGraph_ptsz(
+	CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	CUstreamCaptureMode mode)
+{
+	return cuStreamBeginCaptureToGraph(XC_PT(hStream), hGraph,
+					   dependencies, dependencyData,
+					   numDependencies, mode);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream,
+						CUgraphNode *dependencies,
+						size_t numDependencies,
+						unsigned int flags)
+{
+	return cuStreamUpdateCaptureDependencies(XC_PT(hStream), dependencies,
+						 numDependencies, flags);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
+	CUstream hStream, CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	unsigned int flags);
+CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
+	CUstream hStream, CUgraphNode *dependencies,
+	const CUgraphEdgeData *dependencyData, size_t numDependencies,
+	unsigned int flags)
+{
+	return cuStreamUpdateCaptureDependencies_v2(XC_PT(hStream),
+						    dependencies,
+						    dependencyData,
+						    numDependencies, flags);
+}
+
+CUresult cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr addr,
+				  cuuint32_t value, unsigned int flags)
+{
+	return cuStreamWaitValue32_v2_ptsz(stream, addr, value, flags);
+}
+
+CUresult cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr addr,
+				  cuuint64_t value, unsigned int flags)
+{
+	return cuStreamWaitValue64_v2_ptsz(stream, addr, value, flags);
+}
+
+CUresult cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr addr,
+				   cuuint32_t value, unsigned int flags)
+{
+	return cuStreamWriteValue32_v2_ptsz(stream, addr, value, flags);
+}
+
+CUresult cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr addr,
+				   cuuint64_t value, unsigned int flags)
+{
+	return cuStreamWriteValue64_v2_ptsz(stream, addr, value, flags);
+}

@@ -17,6 +17,7 @@
 #include "common/xct.h"
 #include "common/xct_drv.h"
 #include <cudaProfiler.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -355,6 +356,34 @@ static void peers(CUcontext ctx, CUdevice dev)
 	CKD(cuProfilerStop());
 }
 
+/* The first versions of calls a _v2 replaced, found by their names. */
+static void first_versions(void)
+{
+	CUresult (*ev_destroy)(CUevent) = (CUresult (*)(CUevent))
+		dlsym(RTLD_DEFAULT, "cuEventDestroy");
+	CUresult (*st_destroy)(CUstream) = (CUresult (*)(CUstream))
+		dlsym(RTLD_DEFAULT, "cuStreamDestroy");
+	CUresult (*info)(CUstream, CUstreamCaptureStatus *, cuuint64_t *) =
+		(CUresult (*)(CUstream, CUstreamCaptureStatus *, cuuint64_t *))
+		dlsym(RTLD_DEFAULT, "cuStreamGetCaptureInfo");
+	CUstreamCaptureStatus cs;
+	cuuint64_t id;
+	CUstream st;
+	CUevent e;
+
+	if (!ev_destroy || !st_destroy || !info) {
+		printf("FAILED: a first version is missing\n");
+		xct_drv_failures++;
+		return;
+	}
+	CKD(cuEventCreate(&e, 0));
+	SHOWD(ev_destroy(e));
+	CKD(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+	SHOWD(info(st, &cs, &id));
+	printf("capture status: %d\n", (int)cs);
+	SHOWD(st_destroy(st));
+}
+
 int main(void)
 {
 	CUdevice dev;
@@ -388,6 +417,7 @@ int main(void)
 	capture(st);
 	streams(ctx, st);
 	peers(ctx, dev);
+	first_versions();
 
 	CKD(cuStreamDestroy(st));
 	CKD(cuDevicePrimaryCtxRelease(dev));

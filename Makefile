@@ -102,6 +102,8 @@ NVML_OBJ   := $(call lib_obj,nvml)
 NVML_SO    := $(B)/lib/libnvidia-ml.so.1
 CURAND_OBJ := $(call lib_obj,curand)
 CURAND_SO  := $(B)/lib/libcurand.so.10
+CUFFT_OBJ  := $(call lib_obj,cufft)
+CUFFT_SO   := $(B)/lib/libcufft.so.12
 
 DAEMON_MAIN := dom0-daemon/xcudad.c
 DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c)) \
@@ -118,7 +120,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 AUDIT_SO   := $(B)/lib/libxcuda-audit.so
 XCUDA_RUN  := $(B)/bin/xcuda-run
 
-all: $(GUEST_SO) $(DRIVER_SO) $(BLAS_SO) $(BLASLT_SO) $(NVML_SO) $(CURAND_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
+all: $(GUEST_SO) $(DRIVER_SO) $(BLAS_SO) $(BLASLT_SO) $(NVML_SO) $(CURAND_SO) $(CUFFT_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
 
 deps:
 	@tools/deps.sh
@@ -169,7 +171,11 @@ LIB_STATUS := \
 	--lib curand guest-lib/exports/libcurand.so.10.syms \
 		$(B)/guest-lib/curand/impl.syms \
 		guest-lib/exports/libcurand-local.txt \
-		guest-lib/exports/libcurand-unsupported.txt
+		guest-lib/exports/libcurand-unsupported.txt \
+	--lib cufft guest-lib/exports/libcufft.so.12.syms \
+		$(B)/guest-lib/cufft/impl.syms \
+		guest-lib/exports/libcufft-local.txt \
+		guest-lib/exports/libcufft-unsupported.txt
 STATUS_ARGS = $(GEN_INCLUDES) --exports $(GUEST_EXPORTS) --impl $(B)/guest-lib/impl.syms \
 	      --local guest-lib/exports/local.txt \
 	      --unsupported guest-lib/exports/unsupported.txt \
@@ -312,6 +318,7 @@ endef
 # NVIDIA's libnvidia-ml.so.1 has no version nodes: nor has ours.
 $(eval $(call small_lib,nvml,libnvidia-ml.so.1,nvml,))
 $(eval $(call small_lib,curand,libcurand.so.10,curand,libcurand.so.10))
+$(eval $(call small_lib,cufft,libcufft.so.12,cufft,libcufft.so.12))
 
 # xcuda-run and its rtld-audit library: every CUDA library a program
 # loads is xcuda's.
@@ -333,13 +340,13 @@ $(B)/guest-lib/impl.syms: $(GUEST_OBJ)
 $(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map &: \
 		$(GUEST_EXPORTS) $(B)/guest-lib/impl.syms tools/gen-stubs.sh \
 		$(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ) $(NVML_OBJ) \
-		$(CURAND_OBJ)
+		$(CURAND_OBJ) $(CUFFT_OBJ)
 	tools/gen-stubs.sh $(GUEST_EXPORTS) $(B)/guest-lib/impl.syms \
 		$(B)/guest-lib/gen/stubs.c $(B)/guest-lib/gen/libcudart.map
 	{ printf '\n/* For the other guest libraries alone. */\n'; \
 	  printf 'XCUDA_PRIVATE_1 {\nglobal:\n'; \
 	  { nm -u $(DRIVER_OBJ) $(BLAS_OBJ) $(BLASLT_OBJ) $(NVML_OBJ) \
-		$(CURAND_OBJ) | \
+		$(CURAND_OBJ) $(CUFFT_OBJ) | \
 		awk '$$2 ~ /^xc_/ {print "\t" $$2 ";"}'; \
 	    printf '\txc_stub_note;\n'; } | sort -u; \
 	  printf '};\n'; } >> $(B)/guest-lib/gen/libcudart.map
@@ -402,7 +409,8 @@ check-xen: deps deps-xen
 	tests/xen/run.sh $(B)
 
 # CuPy runs from its sdist (CUPY_SDIST=cupy-X.Y.Z.tar.gz), built once into
-# $(B)/cupy against the shared runtime: its check, then its own tests.
+# $(B)/cupy against the shared runtime: its check, then 14 files of its
+# own tests.
 CUPY_SDIST ?=
 check-gpu: deps
 	$(MAKE) all

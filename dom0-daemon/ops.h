@@ -13,6 +13,7 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 #include <curand.h>
+#include <cufftXt.h>
 #include <nvml.h>
 
 #include "worker.h"
@@ -127,6 +128,12 @@ void *xd_math_open(const char *soname);
 void *xd_curand_sym(const char *name);
 void xd_curand_destroy(curandGenerator_t g);
 void xd_curand_dist_destroy(curandDiscreteDistribution_t d);
+/*
+ * cuFFT's function @name from the real libcufft.so.12 (ops_cufft.c):
+ * NULL without.  A plan the session leaves goes.
+ */
+void *xd_cufft_sym(const char *name);
+void xd_cufft_destroy(cufftHandle plan);
 /*
  * A scalar argument of a math library: NULL when the program passed
  * NULL, else the worker's copy of its value (host pointer mode) or its

@@ -122,7 +122,7 @@ def main(argv):
                     metavar=('API', 'EXPORTS', 'IMPL', 'LOCAL',
                              'UNSUPPORTED'),
                     help='the same lists of another library (API: driver, '
-                    'cublas, cublaslt, nvml, curand)')
+                    'cublas, cublaslt, nvml, curand, cufft)')
     ap.add_argument('--check', action='store_true')
     a = ap.parse_args(argv)
     inc = a.cuda_include or [os.path.join(

@@ -38,6 +38,8 @@ static const struct {
 	{ "libnvidia-ml.so", 0, "libnvidia-ml.so.1" },
 	{ "libcurand.so.10", 1, "libcurand.so.10" },
 	{ "libcurand.so", 0, "libcurand.so.10" },
+	{ "libcufft.so.12", 1, "libcufft.so.12" },
+	{ "libcufft.so", 0, "libcufft.so.12" },
 };
 
 #define XC_NREPL	(sizeof(xc_replaced) / sizeof(xc_replaced[0]))

@@ -110,7 +110,8 @@ static CUresult xc_fmt_out(const struct cudaChannelFormatDesc *d,
 		int bits;
 		CUarray_format f;
 	} map[] = {
-		{ cudaChannelFormatKindUnsigned, 8, CU_AD_FORMAT_UNSIGNED_INT8 },
+		{ cudaChannelFormatKindUnsigned, 8,
+		  CU_AD_FORMAT_UNSIGNED_INT8 },
 		{ cudaChannelFormatKindUnsigned, 16,
 		  CU_AD_FORMAT_UNSIGNED_INT16 },
 		{ cudaChannelFormatKindUnsigned, 32,

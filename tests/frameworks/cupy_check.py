@@ -9,8 +9,8 @@ Array creation and the random generator (CuPy's own kernels, linked in by
 nvcc and registered through the runtime); elementwise operations and
 reductions (kernels compiled by NVRTC at run time), with CUB and Thrust
 (sort, cumsum); ElementwiseKernel, ReductionKernel and RawKernel; matmul
-in fp32 and fp16 (cuBLAS) against NumPy; streams and events; the
-runtime's device queries.
+in fp32 and fp16 (cuBLAS) and FFTs (cuFFT) against NumPy; streams and
+events; the runtime's device queries.
 """
 import sys
 
@@ -113,6 +113,14 @@ extern "C" __global__ void xcuda_add(const float *x, const float *y,
     bm = cp.matmul(cp.asarray(hx.astype(np.float32)).reshape(4, 32, 96),
                    cp.asarray(hy.astype(np.float32)))
     print('batched matmul:', bm.shape, bm.dtype)
+
+    # FFTs (cuFFT) against NumPy's.
+    hs = np.random.RandomState(2).standard_normal((8, 128))
+    f = cp.fft.fft(cp.asarray(hs))
+    print('fft close to numpy:',
+          bool(np.allclose(cp.asnumpy(f), np.fft.fft(hs), atol=1e-9)))
+    rf = cp.fft.irfft2(cp.fft.rfft2(cp.asarray(hs)), s=hs.shape)
+    show('rfft2 then irfft2', rf)
 
     # Streams and events.
     s = cp.cuda.Stream(non_blocking=True)

@@ -54,7 +54,7 @@ OUT=$(cd "$OUT" && pwd)
 # The subset: CuPy's core (elementwise operations, reductions, user
 # kernels, RawKernel and RawModule with NVRTC and Jitify), creation,
 # sorting (Thrust), the random generator (CuPy's own kernels), matmul
-# (cuBLAS), streams, events, memory and the runtime's API.
+# (cuBLAS), FFTs (cuFFT), streams, events, memory and the runtime's API.
 TESTS=(
 	tests/cupy_tests/core_tests/test_ndarray_elementwise_op.py
 	tests/cupy_tests/core_tests/test_ndarray_reduction.py
@@ -66,6 +66,7 @@ TESTS=(
 	tests/cupy_tests/sorting_tests/test_sort.py
 	tests/cupy_tests/random_tests/test_generator_api.py
 	tests/cupy_tests/math_tests/test_matmul.py
+	tests/cupy_tests/fft_tests/test_fft.py
 	tests/cupy_tests/cuda_tests/test_stream.py
 	tests/cupy_tests/cuda_tests/test_memory.py
 	tests/cupy_tests/cuda_tests/test_runtime.py

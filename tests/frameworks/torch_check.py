@@ -5,6 +5,7 @@ same libraries print the same text: natively, and through xcuda
 
 Tensors, elementwise operations and reductions; matmul in fp32, fp16 and
 bf16 (cuBLAS and cuBLASLt: nn.Linear's bias is a cuBLASLt epilogue);
+FFTs (cuFFT), half precision included;
 streams, events and pinned memory; the caching allocator with
 expandable segments (the driver's virtual memory API); 50 steps of an
 MLP's training with deterministic algorithms and a fixed seed.
@@ -60,6 +61,13 @@ def main():
     show('addmm (cuBLASLt)', torch.addmm(torch.ones(64, device=dev), x, y))
     show('mv', torch.mv(x, y[:, 0]))
     show('dot', torch.dot(x[0], x[1]))
+
+    # FFTs (cuFFT): complex, real, 2D, and half precision.
+    show('fft', torch.view_as_real(torch.fft.fft(r[:4].contiguous())))
+    show('rfft', torch.view_as_real(torch.fft.rfft(r[0])))
+    show('irfft(rfft)', torch.fft.irfft(torch.fft.rfft(r[0]), n=256))
+    show('fft2', torch.view_as_real(torch.fft.fft2(r[:32, :64])))
+    show('fft fp16', torch.view_as_real(torch.fft.fft(r[0, :64].half())))
 
     # Streams, events, pinned memory.
     s = torch.cuda.Stream()

@@ -4,7 +4,8 @@
 # Checks the dynamic symbols of our libcudart.so.13 against the committed
 # export list, and the list against the real runtime when it is installed;
 # those of our other libraries (libcuda.so.1, libcublas.so.13,
-# libcublasLt.so.13, libnvidia-ml.so.1, libcurand.so.10) against theirs,
+# libcublasLt.so.13, libnvidia-ml.so.1, libcurand.so.10, libcufft.so.12)
+# against theirs,
 # and the private node of libcudart.so.13 against what they import from
 # it.
 #
@@ -109,7 +110,7 @@ fi
 # (a'') Each of xcuda's other libraries exports exactly its list's
 # functions (NVIDIA's version node, if any, is checked by its name).
 others=(libcuda.so.1 libcublas.so.13 libcublasLt.so.13 libnvidia-ml.so.1
-	libcurand.so.10)
+	libcurand.so.10 libcufft.so.12)
 for lib in "${others[@]}"; do
 	f=${ours%/*}/$lib
 	if [ ! -f "$f" ]; then

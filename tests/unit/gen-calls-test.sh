@@ -230,7 +230,7 @@ if grep -q 'struct cudaExtent extent;' "$gh" &&
 	grep -q 'uint64_t texObject;' "$gh" &&
 	grep -q 'xd_value_find(&s->objects\[XD_H_TEX\], a->texObject)' "$gw" &&
 	grep -q 'cudaArray_const_t array = NULL;' "$gw" &&
-	grep -q '(cudaTextureObject_t)e->ptr' "$gw"; then
+	grep -q '(cudaTextureObject_t)v);' "$gw"; then
 	ok "value-structs-and-handles"
 else
 	ko "value-structs-and-handles" "unexpected generated code in $tmp/out-value"

@@ -41,16 +41,17 @@ die() { echo "mkimages: $*" >&2; exit 1; }
 # copy_elf ROOT FILE [DEST]: FILE at DEST (default: its own path) in ROOT,
 # with the shared libraries it needs at their own paths.  libcudart is
 # left out unless KEEP_CUDART=1: in the DomU the programs must find
-# xcuda's library, never the real one.  cuBLAS and cuRAND never go: the
-# DomU has xcuda's, and Dom0 has no GPU for NVIDIA's (over half a
-# gigabyte).
+# xcuda's library, never the real one.  cuBLAS, cuRAND and cuFFT never
+# go: the DomU has xcuda's, and Dom0 has no GPU for NVIDIA's (over half
+# a gigabyte).
 copy_elf() {
 	local root=$1 f=$2 dest=${3:-$2} lib
 	install -D -m 0755 "$f" "$root$dest"
 	while read -r lib; do
 		case $lib in
 		*/libcudart.so*) [ "${KEEP_CUDART:-0}" = 1 ] || continue ;;
-		*/libcublas.so* | */libcublasLt.so* | */libcurand.so*) continue ;;
+		*/libcublas.so* | */libcublasLt.so* | */libcurand.so* | \
+		*/libcufft.so*) continue ;;
 		esac
 		[ -e "$root$lib" ] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
 	done < <(ldd_libs "$f")
@@ -177,7 +178,7 @@ if [ -e "$GUESTDRV" ]; then
 	export LDD_PATH=$B/lib
 	copy_elf "$R" "$GUESTDRV" "$OPT/lib/libcuda.so.1"
 	for f in libcublas.so.13 libcublasLt.so.13 libnvidia-ml.so.1 \
-		libcurand.so.10; do
+		libcurand.so.10 libcufft.so.12; do
 		[ -e "$B/lib/$f" ] && copy_elf "$R" "$B/lib/$f" "$OPT/lib/$f"
 	done
 	unset LDD_PATH

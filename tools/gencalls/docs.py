@@ -290,6 +290,10 @@ LIBRARIES = {
                'every function of the CUDA toolkit\'s `libcurand.so.10`',
                'the real cuRAND', '`CURAND_STATUS_ARCH_MISMATCH` (204)',
                'libcurand'),
+    'cufft': ('cuFFT (libcufft.so.12)', 'libcufft.so.12',
+              'guest-lib/cufft', 'cufft.md',
+              'every function of the CUDA toolkit\'s `libcufft.so.12`',
+              'the real cuFFT', '`CUFFT_NOT_SUPPORTED` (16)', 'libcufft'),
 }
 
 

@@ -21,7 +21,7 @@ class Api:
 
     def __init__(self, flag, status, ok, inval, handle, unknown, prefix,
                  enter, result, sym, missing, out, header, what,
-                 devptrs=False, scalars=None):
+                 devptrs=False, scalars=None, value_bad=None):
         self.flag = flag
         self.status = status        # the C type entry points return
         self.ok = ok
@@ -46,6 +46,9 @@ class Api:
         # the worker's test of a handle's pointer mode, and the guest's
         # size of a scalar of the types that parameters name.
         self.scalars = scalars
+        # What a value handle the session was not given answers, where
+        # the library has a code of its own for it (else inval).
+        self.value_bad = value_bad
 
 
 APIS = {
@@ -90,6 +93,12 @@ APIS = {
                   'CURAND_STATUS_INITIALIZATION_FAILED',
                   'guest-lib/curand_entries.c', 'curand_guest.h', 'cuRAND',
                   devptrs=True),
+    'cufft': Api('cufft', 'cufftResult', 'CUFFT_SUCCESS',
+                 'CUFFT_INVALID_VALUE', 'CUFFT_INVALID_PLAN',
+                 'CUFFT_INTERNAL_ERROR', 'cufft', 'xc_cufft_enter',
+                 'xc_cufft_result', 'xd_cufft_sym', 'CUFFT_SETUP_FAILED',
+                 'guest-lib/cufft_entries.c', 'cufft_guest.h', 'cuFFT',
+                 devptrs=True, value_bad='CUFFT_INVALID_PLAN'),
 }
 
 

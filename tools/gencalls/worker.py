@@ -34,7 +34,7 @@ def emit_objects(spec):
     o = ['/* What the session still holds goes, its own objects destroyed. */',
          'static void xd_objects_fini(struct xd_session *s)', '{']
     if kinds:
-        o += ['\tstruct xd_hent *e;', '\tuint32_t h;', '']
+        o += ['\tstruct xd_hent *e;', '\tuintptr_t v;', '\tuint32_t h;', '']
     else:
         o.append('\t(void)s;')
     for k in kinds:
@@ -45,9 +45,11 @@ def emit_objects(spec):
             continue
         o += ['\tfor (h = 0; (h = xd_htab_next(%s, h));) {' % t,
               '\t\te = xd_htab_get(%s, h);' % t,
+              # A value's 64 bits are the pointer's (value kinds): an
+              # address, or an integer (cuFFT's plans).
+              '\t\tv = (uintptr_t)e->ptr;',
               '\t\tif (!e->borrowed)',
-              # A value's 64 bits are the pointer's (value kinds).
-              '\t\t\t%s((%s)e->ptr);' % (k.destroy, k.ctype),
+              '\t\t\t%s((%s)v);' % (k.destroy, k.ctype),
               '\t}',
               '\txd_htab_free(%s);' % t]
     o += ['}', '', 'XD_SESSION_HOOKS(objects, 15, NULL, xd_objects_fini);',
@@ -96,7 +98,7 @@ def worker_codes(c):
     """What the worker answers for a refused argument, an unknown handle
     and an unknown value: the call's own library's codes."""
     if c.api:
-        return c.api.inval, c.api.handle, c.api.inval
+        return c.api.inval, c.api.handle, c.api.value_bad or c.api.inval
     return 'cudaErrorInvalidValue', 'cudaErrorInvalidResourceHandle', \
         VALUE_UNKNOWN
 
@@ -184,10 +186,13 @@ def worker_body(c):
                   '\t\terr = %s;' % inval, '\t\tgoto out;', '\t}']
         if p.kind == 'array':
             # Its count must fit the extent: CUDA reads count elements.
+            # A nullable array sent empty is NULL, which CUDA reads not.
             size = p.canon.pointee.size
-            test = '\tif (%s(uint64_t)a->%s > a->%s.len / %d) {' % (
+            test = '(%s(uint64_t)a->%s > a->%s.len / %d)' % (
                 'a->%s < 0 || ' % p.buf_len if c_signed(c, p.buf_len)
                 else '', p.buf_len, p.name, size)
+            test = '\tif (%s%s) {' % ('%s && ' % p.name if p.nullable
+                                     else '', test)
             if width(test) > WIDTH:
                 test = test.replace(' > ', ' >\n\t    ', 1)
             b += [test,

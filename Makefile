@@ -110,6 +110,7 @@ DAEMON_INT  := $(filter-out $(DAEMON_MAIN),$(wildcard dom0-daemon/*.c)) \
 	       $(GEN_DAEMON) $(COMMON_SRC)
 XCUDAD      := $(B)/bin/xcudad
 XCUDACTL    := $(B)/bin/xcudactl
+RING_TEST   := $(B)/bin/xcuda-ring-test
 
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
@@ -120,7 +121,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 AUDIT_SO   := $(B)/lib/libxcuda-audit.so
 XCUDA_RUN  := $(B)/bin/xcuda-run
 
-all: $(GUEST_SO) $(DRIVER_SO) $(BLAS_SO) $(BLASLT_SO) $(NVML_SO) $(CURAND_SO) $(CUFFT_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(UNIT_BIN) $(GEN)/docs/commands.md
+all: $(GUEST_SO) $(DRIVER_SO) $(BLAS_SO) $(BLASLT_SO) $(NVML_SO) $(CURAND_SO) $(CUFFT_SO) $(AUDIT_SO) $(XCUDA_RUN) $(XCUDAD) $(XCUDACTL) $(RING_TEST) $(UNIT_BIN) $(GEN)/docs/commands.md
 
 deps:
 	@tools/deps.sh
@@ -376,6 +377,11 @@ $(XCUDAD): $(B)/dom0-daemon/xcudad.o $(B)/libxcdaemon.a
 
 # The admin's ping and echo: the guest library's internals, no CUDA.
 $(XCUDACTL): $(B)/tools/xcudactl.o $(B)/libxcguest.a
+	@mkdir -p $(dir $@)
+	$(CC) -pthread -o $@ $^ $(LDFLAGS) -lrt -ldl
+
+# The rig's data ring checks (tests/xen): the same internals.
+$(RING_TEST): $(B)/tests/xen/ring-test.o $(B)/libxcguest.a
 	@mkdir -p $(dir $@)
 	$(CC) -pthread -o $@ $^ $(LDFLAGS) -lrt -ldl
 

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 #include "env.h"
@@ -92,6 +93,23 @@ int xr_spin_env(unsigned int def_us, uint64_t *ns)
 	return r < 0 ? r : 0;
 }
 
+int xr_end_bells(struct xr_end *e)
+{
+	int err;
+
+	e->bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	e->peer_bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e->bell >= 0 && e->peer_bell >= 0)
+		return 0;
+	err = -errno;
+	if (e->bell >= 0)
+		close(e->bell);
+	if (e->peer_bell >= 0)
+		close(e->peer_bell);
+	e->bell = e->peer_bell = -1;
+	return err;
+}
+
 void xr_end_close(struct xr_end *e)
 {
 	close(e->bell);
@@ -99,7 +117,13 @@ void xr_end_close(struct xr_end *e)
 	close(e->sock);
 }
 
-/* The socket carries nothing after the handshake: EOF or data ends it. */
+/*
+ * The socket carries nothing after the handshake: EOF or data ends it.
+ * A device file (@sock_hup_only) is polled for no event, so that only its
+ * POLLHUP and POLLERR come back: whatever else its driver might say is
+ * not taken for data (recv() on it would fail with ENOTSOCK, which would
+ * read as a hang-up).
+ */
 static int xr_check_sock(struct xr_end *e, short revents)
 {
 	char c;
@@ -111,6 +135,8 @@ static int xr_check_sock(struct xr_end *e, short revents)
 		e->dead = 1;
 		return 0;
 	}
+	if (e->sock_hup_only)
+		return 0;
 	r = recv(e->sock, &c, 1, MSG_PEEK | MSG_DONTWAIT);
 	if (r > 0) {
 		e->broken = 1;
@@ -125,10 +151,11 @@ int xr_sleep(struct xr_end *e, uint64_t deadline)
 {
 	struct pollfd p[2] = {
 		{ .fd = e->bell, .events = POLLIN },
-		{ .fd = e->sock, .events = POLLIN },
+		{ .fd = e->sock, .events = e->sock_hup_only ? 0 : POLLIN },
 	};
 	int r;
 
+	e->stats.sleeps++;
 	r = poll(p, 2, xr_poll_ms(deadline));
 	if (r < 0)
 		return errno == EINTR ? 1 : -errno;

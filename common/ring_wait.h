@@ -140,11 +140,25 @@ ssize_t xr_read_wait(int fd, void *buf, size_t len, int timeout_ms);
  */
 int xr_spin_env(unsigned int def_us, uint64_t *ns);
 
+/* What one end of a ring did, for statistics: each counts one thing. */
+struct xr_stats {
+	uint64_t pushed;	/* entries we published (copied in once each) */
+	uint64_t taken;		/* entries we consumed (copied out once each) */
+	uint64_t bells;		/* doorbells we rang: a write() each */
+	uint64_t sleeps;	/* times we slept: a poll() each */
+};
+
 /*
- * One end of a ring shared with a process over a unix socket (the
- * `local` transport): the indexes of the direction it consumes and of the
- * one it produces, our doorbell and the peer's, and the handshake socket,
- * which carries nothing afterwards: its hang-up says the peer has gone.
+ * One end of a ring shared with another process: the indexes of the
+ * direction it consumes and of the one it produces, our doorbell and the
+ * peer's, and a descriptor that carries nothing but says when the peer has
+ * gone.  On `local` that is the handshake socket (its hang-up, or data,
+ * which is a breach); on `xen` it is the device file (/dev/xcuda,
+ * /dev/xcuda-back), which is no socket and says only POLLHUP or POLLERR:
+ * @sock_hup_only is set, and nothing else it says is looked at.
+ *
+ * @closed (`xen`'s guest only, else NULL): a word of shared memory that
+ * the peer's side sets, then rings our bell, once the session is over.
  */
 struct xr_end {
 	const uint32_t *in_prod;	/* shared: the peer produced up to */
@@ -152,13 +166,16 @@ struct xr_end {
 	const uint32_t *in_cons;	/* ours: consumed up to */
 	uint32_t *out_prod;		/* shared: we produced up to */
 	const uint32_t *out_event;	/* shared: the peer's wake-up index */
+	const uint32_t *closed;		/* shared: nonzero, the peer is over */
 	int sock;
+	int sock_hup_only;	/* @sock is no socket: only its hang-up counts */
 	int bell;		/* ours: the peer rings it, we sleep on it */
 	int peer_bell;		/* the peer's: we ring it */
 	int bell_owed;		/* a push of a batch crossed out_event */
 	int dead;		/* the peer hung up */
 	int broken;		/* the peer broke the protocol */
 	uint64_t spin_ns;	/* how long to spin before sleeping */
+	struct xr_stats stats;	/* ours alone: the peer's are not seen */
 };
 
 /* Tells @e where its indexes are, once the ring is mapped. */
@@ -173,8 +190,22 @@ static inline void xr_end_ring(struct xr_end *e, const uint32_t *in_prod,
 	e->out_event = out_event;
 }
 
+/*
+ * Creates our doorbell and the peer's (eventfds, non-blocking, close on
+ * exec) in @e->bell and @e->peer_bell: 0, or a negative errno with both
+ * -1.
+ */
+int xr_end_bells(struct xr_end *e);
+
 /* Closes the three descriptors. */
 void xr_end_close(struct xr_end *e);
+
+/* Rings the peer's doorbell, counted. */
+static inline int xr_end_bell(struct xr_end *e)
+{
+	e->stats.bells++;
+	return xr_bell_ring(e->peer_bell);
+}
 
 /*
  * Producer: publishes @new (the entries before it written) and rings the
@@ -188,14 +219,15 @@ static inline int xr_end_push(struct xr_end *e, uint32_t new, int more)
 	if (more || !e->bell_owed)
 		return 0;
 	e->bell_owed = 0;
-	return xr_bell_ring(e->peer_bell);
+	return xr_end_bell(e);
 }
 
 /*
  * Sleeps on the doorbell and the socket until @deadline: 1 to look at
  * the ring again, 0 on timeout, -EPROTO if the peer wrote on the socket,
  * or another negative errno.  A hang-up sets @dead and returns 1: what
- * the peer left in the ring comes first.
+ * the peer left in the ring comes first.  With @sock_hup_only the
+ * descriptor is polled for its hang-up alone.
  */
 int xr_sleep(struct xr_end *e, uint64_t deadline);
 
@@ -212,7 +244,8 @@ struct xr_wait {
  * the ring found nothing: rings a bell we owe, then, the first time,
  * spins (if @w asks and the timeout is not 0), then asks to be woken and
  * sleeps.  Returns 1 to look at the ring again, 0 once the timeout has
- * passed, -EPIPE once the peer has gone, or another negative errno.
+ * passed, -EPIPE once the peer has gone (its hang-up, or @closed), or
+ * another negative errno.
  */
 static inline int xr_wait(struct xr_end *e, struct xr_wait *w)
 {
@@ -222,13 +255,24 @@ static inline int xr_wait(struct xr_end *e, struct xr_wait *w)
 	/* The peer may be asleep, waiting for the end of our batch. */
 	if (e->bell_owed) {
 		e->bell_owed = 0;
-		ret = xr_bell_ring(e->peer_bell);
+		ret = xr_end_bell(e);
 		if (ret)
 			return ret;
 	}
 	/* Only now: what the peer left in the ring came before its death. */
 	if (e->dead)
 		return -EPIPE;
+	/*
+	 * Marked over: one more look at the ring, since what the peer
+	 * published before the mark may have come after our last look (the
+	 * acquire load makes it visible), then -EPIPE.  Looked at before
+	 * every spin and sleep: the peer's side sets the word, then rings
+	 * us, so a mark that comes later wakes the sleep below.
+	 */
+	if (e->closed && __atomic_load_n(e->closed, __ATOMIC_ACQUIRE)) {
+		e->dead = 1;
+		return 1;
+	}
 	if (!w->started) {
 		/* Not before the first empty look: one clock read serves. */
 		uint64_t now = 0, end;

@@ -3,6 +3,8 @@
  * Shared-memory helpers common to the worker's transports.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #include "xcuda/proto.h"
@@ -26,4 +28,63 @@ int xd_shm_map_at(int memfd, off_t off, size_t size, uint64_t addr,
 	}
 	*out = p;
 	return 0;
+}
+
+int xd_shm_create(struct xd_shm *m, const char *name, size_t head,
+		  uint64_t arena)
+{
+	int err;
+
+	*m = (struct xd_shm){ .memfd = -1, .head = head };
+	if (arena > SIZE_MAX - head)
+		return -ENOMEM;
+	m->size = head + (size_t)arena;
+	m->memfd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (m->memfd < 0)
+		goto fail;
+	if (ftruncate(m->memfd, (off_t)m->size) < 0 ||
+	    fcntl(m->memfd, F_ADD_SEALS,
+		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+		goto fail;
+	m->base = mmap(NULL, m->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       m->memfd, 0);
+	if (m->base == MAP_FAILED)
+		goto fail;
+	return 0;
+fail:
+	err = -errno;
+	if (m->memfd >= 0)
+		close(m->memfd);
+	*m = (struct xd_shm){ .memfd = -1 };
+	return err;
+}
+
+int xd_shm_arena_at(struct xd_shm *m, uint64_t addr, uint8_t **arena)
+{
+	size_t size = m->size - m->head;
+	void *p;
+	int ret;
+
+	if (m->moved)
+		return -EINVAL;
+	ret = xd_shm_map_at(m->memfd, (off_t)m->head, size, addr, &p);
+	if (ret)
+		return ret;
+	munmap(m->base + m->head, size);
+	m->moved = p;
+	*arena = p;
+	return 0;
+}
+
+void xd_shm_destroy(struct xd_shm *m)
+{
+	if (m->moved) {
+		munmap(m->base, m->head);
+		munmap(m->moved, m->size - m->head);
+	} else if (m->base) {
+		munmap(m->base, m->size);
+	}
+	if (m->memfd >= 0)
+		close(m->memfd);
+	*m = (struct xd_shm){ .memfd = -1 };
 }

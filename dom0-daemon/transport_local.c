@@ -5,13 +5,10 @@
  * guest process, two eventfd doorbells, and the handshake socket kept open
  * to notice the guest going away.
  *
- * Waiting and doorbells are common/ring_wait.h's: req_event before we
- * sleep, rsp_event checked after we answer, so no wake-up is lost and no
- * bell rings while the guest spins.
- *
- * The guest is not trusted: req_prod is read once per look and checked
- * before any slot is, requests are copied out before anyone reads them,
- * and the memfd is sealed so that the guest cannot shrink it under us.
+ * The ring, its waiting and doorbells are ring_back.c's, and the shared
+ * memory shm.c's, which the `xen` transport shares: the guest is not
+ * trusted there, and the memfd is sealed so that the guest cannot shrink
+ * it under us.
  *
  * The hello may carry the guest's end of a descriptor channel (a unix
  * SOCK_SEQPACKET socket): HOST_REGISTER's memfds come over it, and we
@@ -24,13 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include "common/fdpass.h"
 #include "common/ring_wait.h"
 #include "ipc_table.h"
+#include "ring_back.h"
 #include "shm.h"
 #include "transport_local.h"
 #include "xcuda/local.h"
@@ -40,92 +36,30 @@
 #define XD_LOCAL_MAX_FDS	4
 /* Stale descriptor messages take_fd drops, at most, looking for its own. */
 #define XD_LOCAL_FD_SKIP	64
-/* Waiting for the next request: the guest's next call is usually quick. */
-#define XD_LOCAL_SPIN_US	20
 
 struct xd_local {
-	xcuda_back_ring_t back;
-	RING_IDX req_prod;	/* guest's req_prod, last read and checked */
-	/* bell: requests are waiting; peer_bell: responses are */
-	struct xr_end end;
-	void *base;		/* ring, then arena */
-	size_t map_size;
-	size_t ring_bytes;
-	int memfd;		/* kept to map the arena again (arena_at) */
-	void *moved;		/* the arena's own mapping once moved */
+	struct xd_ring ring;	/* end.sock: the handshake socket */
+	struct xd_shm shm;	/* ring, then arena */
 	int chan;		/* the descriptor channel, or -1 */
 };
 
 /* ------------------------------------------------------------------ */
-/* Ring operations.                                                   */
-
-/*
- * Copies the next request out, if there is one: 1, 0 or -EPROTO.  The
- * guest's req_prod is read once, and only when everything up to the last
- * value read has been taken.  It may not claim more than a ring's worth
- * of requests beyond our answers, nor fall behind what we have taken.
- */
-static int xd_take(void *ctx, void *out, unsigned int max)
-{
-	struct xcuda_request *req = out;
-	struct xd_local *l = ctx;
-	xcuda_back_ring_t *b = &l->back;
-
-	(void)max;	/* one at a time: the worker answers each in turn */
-
-	if (l->end.broken)
-		return -EPROTO;
-	if (b->req_cons == l->req_prod) {
-		RING_IDX rp;
-
-		rp = __atomic_load_n(&b->sring->req_prod, __ATOMIC_RELAXED);
-		xen_rmb();	/* slots only after the index covering them */
-		if (RING_REQUEST_PROD_OVERFLOW(b, rp) ||
-		    rp - b->rsp_prod_pvt < b->req_cons - b->rsp_prod_pvt) {
-			l->end.broken = 1;
-			return -EPROTO;
-		}
-		l->req_prod = rp;
-		if (rp == b->req_cons)
-			return 0;
-	}
-	RING_COPY_REQUEST(b, b->req_cons, req);
-	b->req_cons++;
-	return 1;
-}
+/* Ring operations: ring_back.c's.                                    */
 
 static int xd_local_next(struct xd_chan *c, struct xcuda_request *out,
 			 int timeout_ms)
 {
 	struct xd_local *l = c->priv;
-	struct xr_wait w = { .timeout_ms = timeout_ms,
-			     .spin_ns = l->end.spin_ns };
 
-	/* Answers held back by @more are rung for before we nap. */
-	return xr_consume(&l->end, &w, xd_take, l, out, 1);
+	return xd_ring_next(&l->ring, out, timeout_ms);
 }
 
-/*
- * Each request frees its own slot for its response, so the response ring
- * cannot fill while we answer only what we took; a guest that cheats
- * (overwrites slots, moves rsp_prod or rsp_event) only garbles what it
- * reads itself.  Answering more than we took would overwrite a request
- * not yet read: that is refused.
- */
 static int xd_local_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 			  int more)
 {
 	struct xd_local *l = c->priv;
-	xcuda_back_ring_t *b = &l->back;
 
-	if (l->end.broken)
-		return -EPROTO;
-	if (b->rsp_prod_pvt == b->req_cons)
-		return -EINVAL;
-	memcpy(RING_GET_RESPONSE(b, b->rsp_prod_pvt), rsp, sizeof(*rsp));
-	b->rsp_prod_pvt++;
-	/* Published at once so that a spinning guest sees it. */
-	return xr_end_push(&l->end, b->rsp_prod_pvt, more);
+	return xd_ring_reply(&l->ring, rsp, more);
 }
 
 /*
@@ -136,19 +70,8 @@ static int xd_local_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 static int xd_local_arena_at(struct xd_chan *c, uint64_t addr)
 {
 	struct xd_local *l = c->priv;
-	void *p;
-	int ret;
 
-	if (l->moved)
-		return -EINVAL;
-	ret = xd_shm_map_at(l->memfd, (off_t)l->ring_bytes, c->arena_size,
-			    addr, &p);
-	if (ret)
-		return ret;
-	munmap(c->arena, c->arena_size);
-	c->arena = p;
-	l->moved = p;
-	return 0;
+	return xd_shm_arena_at(&l->shm, addr, &c->arena);
 }
 
 static void xd_local_close(struct xd_chan *c)
@@ -157,17 +80,10 @@ static void xd_local_close(struct xd_chan *c)
 
 	if (!l)
 		return;
-	if (l->moved) {
-		munmap(l->base, l->ring_bytes);
-		munmap(l->moved, c->arena_size);
-	} else {
-		munmap(l->base, l->map_size);
-	}
-	if (l->memfd >= 0)
-		close(l->memfd);
+	xd_shm_destroy(&l->shm);
 	if (l->chan >= 0)
 		close(l->chan);
-	xr_end_close(&l->end);
+	xr_end_close(&l->ring.end);
 	free(l);
 	memset(c, 0, sizeof(*c));
 }
@@ -224,7 +140,8 @@ static int xd_local_take_fd(struct xd_chan *c, uint32_t tag)
 static int xd_local_peer_gone(struct xd_chan *c)
 {
 	struct xd_local *l = c->priv;
-	struct pollfd p = { .fd = l->end.sock, .events = POLLIN | POLLRDHUP };
+	struct pollfd p = { .fd = l->ring.end.sock,
+			    .events = POLLIN | POLLRDHUP };
 
 	return poll(&p, 1, 0) > 0 && p.revents;
 }
@@ -366,40 +283,6 @@ static int xd_send_welcome(int fd, const struct xcuda_local_welcome *w,
 	return (size_t)r == sizeof(*w) ? 0 : -EIO;
 }
 
-/* The shared memory: sized, sealed, mapped, ring initialised. */
-static int xd_make_shm(struct xd_local *l, size_t ring_bytes, uint64_t arena,
-		       int *memfd)
-{
-	xcuda_sring_t *sr;
-	int fd, err;
-
-	fd = memfd_create("xcuda-session", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	l->map_size = ring_bytes + arena;
-	if (ftruncate(fd, (off_t)l->map_size) < 0 ||
-	    fcntl(fd, F_ADD_SEALS,
-		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
-		goto fail;
-	l->base = mmap(NULL, l->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       fd, 0);
-	if (l->base == MAP_FAILED)
-		goto fail;
-	/* Before the guest has the memfd: it never sees the ring unset. */
-	sr = l->base;
-	SHARED_RING_INIT(sr);
-	BACK_RING_INIT(&l->back, sr, ring_bytes);
-	xr_end_ring(&l->end, &sr->req_prod, &sr->req_event, &l->back.req_cons,
-		    &sr->rsp_prod, &sr->rsp_event);
-	*memfd = fd;
-	return 0;
-fail:
-	err = -errno;
-	l->base = NULL;
-	close(fd);
-	return err;
-}
-
 /* The kernel's word for who connected: the peer's uid at connect(). */
 static uint64_t xd_peer_domain(int fd)
 {
@@ -421,8 +304,8 @@ int xd_local_accept(int conn_fd, struct xd_chan *c,
 	};
 	struct xcuda_local_hello h;
 	struct xd_local *l = NULL;
-	int fds[3] = { -1, -1, -1 };
-	size_t ring_bytes = 0;
+	int fds[3];
+	size_t ring_bytes;
 	int ret, chan, extra;
 
 	memset(c, 0, sizeof(*c));
@@ -440,24 +323,26 @@ int xd_local_accept(int conn_fd, struct xd_chan *c,
 		ret = -ENOMEM;
 		goto refuse;
 	}
-	l->end.sock = conn_fd;
-	l->end.bell = l->end.peer_bell = l->memfd = -1;
+	l->shm.memfd = -1;
+	l->ring.end.sock = conn_fd;
+	l->ring.end.bell = l->ring.end.peer_bell = -1;
 	l->chan = chan;
 	chan = -1;	/* l's now */
 	ring_bytes = (size_t)XCUDA_PAGE_SIZE << h.ring_order;
-	l->ring_bytes = ring_bytes;
-	ret = xd_make_shm(l, ring_bytes, h.arena_size, &fds[0]);
+	ret = xd_shm_create(&l->shm, "xcuda-session", ring_bytes,
+			    h.arena_size);
 	if (ret)
 		goto refuse;
-	l->end.bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	l->end.peer_bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (l->end.bell < 0 || l->end.peer_bell < 0 ||
-	    fcntl(conn_fd, F_SETFD, FD_CLOEXEC) < 0) {
+	/* Before the guest has the memfd: it never sees the ring unset. */
+	xd_ring_init(&l->ring, (xcuda_sring_t *)l->shm.base, ring_bytes);
+	ret = xr_end_bells(&l->ring.end);
+	if (!ret && fcntl(conn_fd, F_SETFD, FD_CLOEXEC) < 0)
 		ret = -errno;
+	if (ret)
 		goto refuse;
-	}
-	fds[1] = l->end.bell;		/* the guest's request doorbell */
-	fds[2] = l->end.peer_bell;	/* its response doorbell */
+	fds[0] = l->shm.memfd;
+	fds[1] = l->ring.end.bell;	/* the guest's request doorbell */
+	fds[2] = l->ring.end.peer_bell;	/* its response doorbell */
 
 	w.ring_order = h.ring_order;
 	w.arena_size = h.arena_size;
@@ -465,12 +350,9 @@ int xd_local_accept(int conn_fd, struct xd_chan *c,
 	ret = xd_send_welcome(conn_fd, &w, fds, 3);
 	if (ret)
 		goto fail;
-	l->memfd = fds[0];
 
-	/* Over nonsense the worker takes the default: it has no one to tell. */
-	(void)xr_spin_env(XD_LOCAL_SPIN_US, &l->end.spin_ns);
 	c->ops = &xd_local_ops;
-	c->arena = (uint8_t *)l->base + ring_bytes;
+	c->arena = xd_shm_arena(&l->shm);
 	c->arena_size = h.arena_size;
 	c->session = session_id;
 	c->domain = xd_peer_domain(conn_fd);
@@ -483,19 +365,16 @@ refuse:
 	xd_send_welcome(conn_fd, &w, NULL, 0);	/* best effort */
 fail:
 	if (l) {
-		if (l->base)
-			munmap(l->base, l->map_size);
-		if (l->end.bell >= 0)
-			close(l->end.bell);
-		if (l->end.peer_bell >= 0)
-			close(l->end.peer_bell);
+		xd_shm_destroy(&l->shm);
+		if (l->ring.end.bell >= 0)
+			close(l->ring.end.bell);
+		if (l->ring.end.peer_bell >= 0)
+			close(l->ring.end.peer_bell);
 		if (l->chan >= 0)
 			close(l->chan);
 		free(l);
 	}
 	if (chan >= 0)
 		close(chan);
-	if (fds[0] >= 0)
-		close(fds[0]);
 	return ret;
 }

@@ -2,13 +2,17 @@
 /*
  * The `xen` transport in xcudad: the control file of /dev/xcuda-back,
  * where the backend announces guest processes that want a session, and
- * the worker's attached file, which hands it the session's requests (the
- * backend has already copied them out of the shared ring and checked
- * their framing) and takes its responses, in order.
+ * the worker's end of a session.
  *
- * The arena is the worker's own memory: a memfd it maps, which
- * xcuda-back pins and grants to the guest.  Being ordinary memory of
- * this process, CUDA can register it for DMA like any other.
+ * The session's shared memory is the worker's own: a memfd it maps (the
+ * header page, the data ring, the arena), which xcuda-back pins and
+ * grants to the guest.  Being ordinary memory of this process, CUDA can
+ * register the arena for DMA like any other.  Requests and responses
+ * travel on the data ring exactly as on `local` (ring_back.c), with two
+ * eventfds that xcuda-back bridges to the session's event channel: the
+ * bell, which it signals when the guest rings us, and the kick, a write
+ * to which rings the guest.  The attached file carries nothing: poll()
+ * on it says POLLHUP once the session has ended.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,23 +21,16 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 
 #include "common/ring_wait.h"
+#include "ring_back.h"
 #include "shm.h"
 #include "ipc_table.h"
 #include "transport_xen.h"
 
-/* Requests taken from the file per read(); handed out one by one. */
-#define XD_XEN_BATCH	32
-
 struct xd_xen {
-	int fd;
-	int memfd;
-	int ended;		/* read() said the session is over */
-	int moved;		/* the arena was mapped again (arena_at) */
-	unsigned int have, next;
-	struct xcuda_request batch[XD_XEN_BATCH];
+	struct xd_ring ring;	/* end.sock: the attached file */
+	struct xd_shm shm;	/* header page, data ring, arena */
 };
 
 static const char *xd_xen_path(const char *path)
@@ -78,7 +75,7 @@ int xd_xen_refuse(int ctl, uint64_t token, int err)
 int xd_xen_attach(const char *path, uint64_t token)
 {
 	struct xcuda_back_attach a = { .token = token };
-	/* Non-blocking: next() waits in poll(), with its timeout. */
+	/* Nothing is read from it: O_NONBLOCK only to be sure of that. */
 	int fd = open(xd_xen_path(path), O_RDWR | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0)
@@ -92,77 +89,31 @@ int xd_xen_attach(const char *path, uint64_t token)
 	return fd;
 }
 
-/* Refills the batch: 1 with requests, 0 on timeout, or a negative errno. */
-static int xd_xen_fill(struct xd_xen *x, int timeout_ms)
-{
-	ssize_t r = xr_read_wait(x->fd, x->batch, sizeof(x->batch), timeout_ms);
-
-	if (r == -EAGAIN)
-		return 0;	/* timed out */
-	if (r < 0)
-		return (int)r;
-	if (r == 0) {
-		x->ended = 1;
-		return -EPIPE;
-	}
-	if (r % (ssize_t)sizeof(x->batch[0]))
-		return -EPROTO;
-	x->have = (unsigned int)(r / (ssize_t)sizeof(x->batch[0]));
-	x->next = 0;
-	return 1;
-}
-
 static int xd_xen_next(struct xd_chan *c, struct xcuda_request *req,
 		       int timeout_ms)
 {
 	struct xd_xen *x = c->priv;
-	int ret;
 
-	if (x->next == x->have) {
-		if (x->ended)
-			return -EPIPE;
-		ret = xd_xen_fill(x, timeout_ms);
-		if (ret <= 0)
-			return ret;
-	}
-	*req = x->batch[x->next++];
-	return 1;
+	return xd_ring_next(&x->ring, req, timeout_ms);
 }
 
 static int xd_xen_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 			int more)
 {
 	struct xd_xen *x = c->priv;
-	ssize_t r;
 
-	(void)more;
-	do
-		r = write(x->fd, rsp, sizeof(*rsp));
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	return r == (ssize_t)sizeof(*rsp) ? 0 : -EIO;
+	return xd_ring_reply(&x->ring, rsp, more);
 }
 
 /*
  * The same pages at the guest's address: the backend pinned the pages,
- * not the addresses, so its grants are unaffected.
+ * not the addresses, so its grants are unaffected.  Only the arena moves.
  */
 static int xd_xen_arena_at(struct xd_chan *c, uint64_t addr)
 {
 	struct xd_xen *x = c->priv;
-	void *p;
-	int ret;
 
-	if (x->moved)
-		return -EINVAL;
-	ret = xd_shm_map_at(x->memfd, 0, c->arena_size, addr, &p);
-	if (ret)
-		return ret;
-	munmap(c->arena, c->arena_size);
-	c->arena = p;
-	x->moved = 1;
-	return 0;
+	return xd_shm_arena_at(&x->shm, addr, &c->arena);
 }
 
 static void xd_xen_close(struct xd_chan *c)
@@ -171,10 +122,9 @@ static void xd_xen_close(struct xd_chan *c)
 
 	if (!x)
 		return;
-	/* Closing the file ends the session before its arena goes. */
-	close(x->fd);
-	munmap(c->arena, c->arena_size);
-	close(x->memfd);
+	/* Closing the file ends the session before its memory goes. */
+	xr_end_close(&x->ring.end);
+	xd_shm_destroy(&x->shm);
 	free(x);
 	memset(c, 0, sizeof(*c));
 }
@@ -183,7 +133,7 @@ static void xd_xen_close(struct xd_chan *c)
 static int xd_xen_peer_gone(struct xd_chan *c)
 {
 	struct xd_xen *x = c->priv;
-	struct pollfd p = { .fd = x->fd, .events = POLLIN };
+	struct pollfd p = { .fd = x->ring.end.sock };
 
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
@@ -199,53 +149,66 @@ static const struct xd_chan_ops xd_xen_ops = {
 
 int xd_xen_accept(int fd, struct xd_chan *c, const struct xcuda_back_event *ev)
 {
-	struct xcuda_back_arena a;
+	struct xcuda_back_arena a = { 0 };
 	struct xd_xen *x;
-	void *arena;
+	size_t data_bytes;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
 	if (ev->type != XCUDA_BACK_EV_SESSION || !ev->arena_size ||
 	    ev->arena_size > XCUDA_XEN_MAX_ARENA ||
-	    ev->arena_size % XCUDA_PAGE_SIZE)
+	    ev->arena_size % XCUDA_PAGE_SIZE ||
+	    ev->ring_order > XCUDA_MAX_RING_ORDER)
 		return -EINVAL;
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return -ENOMEM;
-	x->fd = fd;
-	x->memfd = memfd_create("xcuda-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (x->memfd < 0)
-		goto fail_errno;
+	x->ring.end.sock = -1;	/* @fd stays the caller's until we succeed */
+	x->ring.end.bell = x->ring.end.peer_bell = -1;
+	data_bytes = (size_t)XCUDA_XEN_DATA_PAGES(ev->ring_order) *
+		     XCUDA_PAGE_SIZE;
 	/* Sealed: nothing may shrink it under the pinned, granted pages. */
-	if (ftruncate(x->memfd, (off_t)ev->arena_size) < 0 ||
-	    fcntl(x->memfd, F_ADD_SEALS,
-		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
-		goto fail_errno;
-	arena = mmap(NULL, ev->arena_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		     x->memfd, 0);
-	if (arena == MAP_FAILED)
-		goto fail_errno;
-	a.addr = (uintptr_t)arena;
-	a.size = ev->arena_size;
+	ret = xd_shm_create(&x->shm, "xcuda-session", data_bytes,
+			    ev->arena_size);
+	if (ret)
+		goto fail;
+	/*
+	 * Page 0, the header (struct xcuda_data_intf), is zeros and only
+	 * the backend writes it; the ring, in page 1, is set up before the
+	 * backend grants it.
+	 */
+	xd_ring_init(&x->ring,
+		     (xcuda_sring_t *)(x->shm.base + XCUDA_PAGE_SIZE),
+		     (size_t)XCUDA_PAGE_SIZE << ev->ring_order);
+	/* bell: the guest rang us, requests wait; peer_bell: the kick. */
+	ret = xr_end_bells(&x->ring.end);
+	if (ret)
+		goto fail;
+	a.addr = (uintptr_t)x->shm.base;
+	a.size = x->shm.size;
+	a.bell_fd = x->ring.end.bell;
+	a.kick_fd = x->ring.end.peer_bell;
 	if (ioctl(fd, XCUDA_BACK_IOC_ARENA, &a) < 0) {
 		ret = -errno;
-		munmap(arena, ev->arena_size);
 		goto fail;
 	}
+	x->ring.end.sock = fd;
+	x->ring.end.sock_hup_only = 1;	/* a device file, no socket */
 	c->ops = &xd_xen_ops;
-	c->arena = arena;
+	c->arena = xd_shm_arena(&x->shm);
 	c->arena_size = ev->arena_size;
 	c->session = ev->session;
 	/* The backend names the domain; the guest cannot. */
 	c->domain = XD_DOMAIN_XEN | ev->domid;
+	/* Two kernels: a futex in the arena wakes no one across them. */
+	c->flags = 0;
 	c->priv = x;
 	return 0;
 
-fail_errno:
-	ret = -errno;
 fail:
-	if (x->memfd >= 0)
-		close(x->memfd);
+	/* Closes the bells, if any; the socket is -1 and @fd is not ours. */
+	xr_end_close(&x->ring.end);
+	xd_shm_destroy(&x->shm);
 	free(x);
 	return ret;
 }

@@ -31,10 +31,14 @@ int xd_xen_refuse(int ctl, uint64_t token, int err);
 int xd_xen_attach(const char *path, uint64_t token);
 
 /*
- * In the worker: creates the session's arena (a memfd of the event's
- * size), hands it to the backend, which grants it to the guest, and
- * makes @c serve the session on the attached @fd.  Returns 0, or a
- * negative errno with @fd still the caller's.
+ * In the worker: creates the session's shared memory (a memfd of
+ * XCUDA_XEN_DATA_PAGES(ring_order) pages and the event's arena: header
+ * page, data ring, arena), initialises the ring, and hands it with two
+ * eventfds to the backend, which grants it to the guest and bridges the
+ * eventfds to the session's event channel; then makes @c serve the
+ * session's ring (ring_back.c), with the attached @fd's hang-up as the
+ * end.  Returns 0 (@c owns @fd), or a negative errno with @fd still the
+ * caller's.
  */
 int xd_xen_accept(int fd, struct xd_chan *c,
 		  const struct xcuda_back_event *ev);

@@ -177,21 +177,10 @@ static ssize_t xcb_read(struct file *file, char __user *buf, size_t count,
 	switch (xcb_kind(f)) {
 	case XCB_F_CONTROL:
 		return xcb_ctl_read(buf, count, nonblock);
-	case XCB_F_SESSION:
-		return xcb_session_read(f->sess, buf, count, nonblock);
 	default:
+		/* A session's requests are on its data ring. */
 		return -EINVAL;
 	}
-}
-
-static ssize_t xcb_write(struct file *file, const char __user *buf,
-			 size_t count, loff_t *ppos)
-{
-	struct xcb_file *f = file->private_data;
-
-	if (xcb_kind(f) != XCB_F_SESSION)
-		return -EINVAL;
-	return xcb_session_write(f->sess, buf, count);
 }
 
 static __poll_t xcb_poll(struct file *file, poll_table *wait)
@@ -246,7 +235,7 @@ static long xcb_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 			return -EINVAL;
 		if (copy_from_user(&ar, uarg, sizeof(ar)))
 			return -EFAULT;
-		return xcb_session_arena(f->sess, ar.addr, ar.size);
+		return xcb_session_arena(f->sess, &ar);
 
 	default:
 		return -ENOTTY;
@@ -258,7 +247,6 @@ static const struct file_operations xcb_fops = {
 	.open = xcb_open,
 	.release = xcb_release,
 	.read = xcb_read,
-	.write = xcb_write,
 	.poll = xcb_poll,
 	.unlocked_ioctl = xcb_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,

@@ -20,6 +20,7 @@
 
 #include "xcuda/proto.h"
 #include "xcuda/xen.h"
+#include "xcuda/xen_doorbell.h"
 
 /* Opcodes from here on belong to the transport, never to a worker. */
 #define XCB_OP_TRANSPORT	0xff00
@@ -69,15 +70,9 @@ struct xcb_dev {
 enum xcb_state {
 	XCB_S_NEW,		/* event queued for xcudad; no file yet */
 	XCB_S_ATTACHED,		/* a file holds it; waiting for the arena */
-	XCB_S_LIVE,		/* requests flow */
-	XCB_S_ENDED,		/* guest ended it; the worker drains */
-	XCB_S_DEAD,		/* nothing more reaches the ring */
-};
-
-/* A request copied off the ring, queued or handed to the worker. */
-struct xcb_req {
-	struct list_head node;
-	struct xcuda_request req;
+	XCB_S_LIVE,		/* its data ring runs */
+	XCB_S_ENDED,		/* the guest ended it; the worker will exit */
+	XCB_S_DEAD,		/* killed: the guest was told it is over */
 };
 
 /* The worker's pinned, granted arena and its grant directory. */
@@ -105,7 +100,8 @@ struct xcb_session {
 	u32 conn_gen;		/* the connection its answers belong to */
 	unsigned int slot;
 	u64 arena_size;
-	unsigned int max_open;	/* ring slots */
+	u32 ring_order;		/* data ring: 1 << ring_order pages */
+	evtchn_port_t port;	/* the frontend's end of its doorbell */
 
 	/* Under xcb_ctl.lock. */
 	bool new_pending;	/* SESSION_NEW not answered yet */
@@ -116,17 +112,14 @@ struct xcb_session {
 	struct xcb_event ev;		/* SESSION, on xcb_ctl.events */
 	struct delayed_work timeout;
 
-	spinlock_t lock;	/* state, queues, arena pointer */
+	spinlock_t lock;	/* state, arena pointer, db.irq */
 	enum xcb_state state;
 	bool arena_busy;
 	struct xcb_arena *arena;
-	struct list_head queue;		/* not yet read by the worker */
-	struct list_head handed;	/* read, not yet answered, in order */
-	unsigned int nr_open;		/* queue + handed */
-	wait_queue_head_t wq;
+	wait_queue_head_t wq;	/* poll: the session's end */
 
-	struct mutex read_lock;	/* one reader; owns bounce */
-	struct xcuda_request *bounce;
+	/* The worker's eventfds; bound from ARENA to release(). */
+	struct xcuda_db db;
 };
 
 /* The daemon's side: control file, its events, unanswered SESSION_NEWs. */
@@ -173,15 +166,11 @@ void xcb_xenbus_unregister(void);
 void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req);
 void xcb_session_end_req(struct xcb_dev *dev,
 			 const struct xcuda_request *req);
-void xcb_session_submit(struct xcb_dev *dev, const struct xcuda_request *req);
 void xcb_dev_end_sessions(struct xcb_dev *dev);
 int xcb_session_attach(struct xcb_file *f, u64 token);
 int xcb_session_refuse(u64 token, int err);
-int xcb_session_arena(struct xcb_session *s, u64 addr, u64 size);
-ssize_t xcb_session_read(struct xcb_session *s, char __user *buf,
-			 size_t count, bool nonblock);
-ssize_t xcb_session_write(struct xcb_session *s, const char __user *buf,
-			  size_t count);
+int xcb_session_arena(struct xcb_session *s,
+		      const struct xcuda_back_arena *ar);
 __poll_t xcb_session_poll(struct xcb_session *s, struct file *file,
 			  poll_table *wait);
 void xcb_session_release(struct xcb_session *s);

@@ -84,7 +84,8 @@ static void xcb_dispatch(struct xcb_dev *dev, const struct xcuda_request *req)
 		xcb_session_end_req(dev, req);
 		break;
 	default:
-		xcb_session_submit(dev, req);
+		/* A session's calls go over its data ring, never here. */
+		xcb_answer(dev, dev->conn_gen, &req->hdr, 0, -EINVAL, NULL, 0);
 		break;
 	}
 }

@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sessions: SESSION_NEW and SESSION_END from the ring, the handover to a
- * worker (ATTACH, REFUSE, ARENA), the session's request queue, and the
- * worker's read(), write() and release().
+ * Sessions: SESSION_NEW and SESSION_END from the control ring, the
+ * handover to a worker (ATTACH, REFUSE, ARENA), the session's doorbell,
+ * and the worker's release().
  *
- * A request reaches a worker only if it names a LIVE session of the
- * device it came from and passes the header checks below; everything
- * else is answered here at once.  The worker's answers must come in the
- * order it read the requests; the backend sets id, op and flags from its
- * own copy of the request.
+ * A session's requests never pass through here: its worker and the guest
+ * process share its data ring, and the worker validates each request it
+ * copies out.  This module binds the session's event channel to the
+ * worker's eventfds and, when the session dies, marks the shared header
+ * page closed and rings the guest.
  */
 #define pr_fmt(fmt) "xcuda-back: " fmt
 
+#include <linux/highmem.h>
+#include <linux/interrupt.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <xen/events.h>
 
 #include "common.h"
 
@@ -26,8 +29,7 @@ static void xcb_session_release_kref(struct kref *kref)
 	/* Normally ended by release() or the disconnect already. */
 	if (s->arena)
 		xcb_arena_free(s->arena);
-	kvfree(s->bounce);
-	mutex_destroy(&s->read_lock);
+	xcuda_db_put(&s->db);
 	xcb_dev_put(s->dev);
 	kfree(s);
 }
@@ -46,14 +48,7 @@ static struct xcb_session *xcb_session_alloc(struct xcb_dev *dev, u64 size)
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return NULL;
-	/* One response slot per request: the ring bounds what is open. */
-	s->max_open = RING_SIZE(&dev->ring);
-	s->bounce = kvmalloc_array(s->max_open, sizeof(*s->bounce),
-				   GFP_KERNEL);
-	if (!s->bounce) {
-		kfree(s);
-		return NULL;
-	}
+	s->db.irq = -1;
 	kref_init(&s->kref);
 	kref_get(&dev->kref);
 	s->dev = dev;
@@ -64,10 +59,7 @@ static struct xcb_session *xcb_session_alloc(struct xcb_dev *dev, u64 size)
 	INIT_LIST_HEAD(&s->ev.node);
 	INIT_DELAYED_WORK(&s->timeout, xcb_session_timeout);
 	spin_lock_init(&s->lock);
-	INIT_LIST_HEAD(&s->queue);
-	INIT_LIST_HEAD(&s->handed);
 	init_waitqueue_head(&s->wq);
-	mutex_init(&s->read_lock);
 	return s;
 }
 
@@ -138,23 +130,31 @@ static struct xcb_session *xcb_session_get(struct xcb_dev *dev, u32 id)
 }
 
 /*
- * Answers every request still open with GONE (-ESHUTDOWN) and makes @s
- * DEAD; s->lock held.  Once the connection has ended the answers are
- * simply dropped.
+ * Tells the guest process that @s is over: the header page says closed,
+ * then the doorbell rings, so that it wakes whether it sleeps or spins.
+ * s->lock held.
  */
-static void xcb_session_kill_locked(struct xcb_session *s)
+static void xcb_session_tell_locked(struct xcb_session *s)
 {
-	struct xcb_req *r, *tmp;
+	struct xcuda_data_intf *intf;
 
 	lockdep_assert_held(&s->lock);
-	list_splice_tail_init(&s->queue, &s->handed);
-	list_for_each_entry_safe(r, tmp, &s->handed, node) {
-		list_del(&r->node);
-		xcb_answer(s->dev, s->conn_gen, &r->req.hdr, XCUDA_RSPF_GONE,
-			   -ESHUTDOWN, NULL, 0);
-		kfree(r);
+	if (!s->arena)
+		return;
+	intf = kmap_local_page(s->arena->pages[0]);
+	WRITE_ONCE(intf->closed, 1);
+	kunmap_local(intf);
+	if (s->db.irq >= 0) {
+		virt_wmb();	/* closed before the event */
+		notify_remote_via_irq(s->db.irq);
 	}
-	s->nr_open = 0;
+}
+
+/* Makes @s DEAD and tells both ends; s->lock held. */
+static void xcb_session_kill_locked(struct xcb_session *s)
+{
+	lockdep_assert_held(&s->lock);
+	xcb_session_tell_locked(s);
 	s->state = XCB_S_DEAD;
 	wake_up_all(&s->wq);
 }
@@ -255,7 +255,9 @@ void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 		goto answer;
 	}
 	memcpy(&args, req->args, sizeof(args));
-	if (args.flags) {
+	/* Port 0 is never bound; the bind checks the rest of it. */
+	if (args.flags || args.rsvd || !args.evtchn ||
+	    args.ring_order > XCUDA_MAX_RING_ORDER) {
 		err = -EINVAL;
 		goto answer;
 	}
@@ -274,6 +276,8 @@ void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 	}
 	s->new_id = h->id;
 	s->new_flags = h->flags;
+	s->port = args.evtchn;
+	s->ring_order = args.ring_order;
 
 	mutex_lock(&xcb_ctl.lock);
 	mutex_lock(&dev->lock);
@@ -299,6 +303,7 @@ void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 		.devid = dev->devid,
 		.arena_size = size,
 		.token = s->token,
+		.ring_order = s->ring_order,
 	};
 	xcb_ctl_queue(&s->ev);
 	kref_get(&s->kref);
@@ -380,9 +385,62 @@ void xcb_ctl_cancel_new(void)
 	}
 }
 
-int xcb_session_arena(struct xcb_session *s, u64 addr, u64 size)
+/* Dom0's end of the doorbell: the guest rang, wake the worker. */
+static irqreturn_t xcb_session_irq(int irq, void *arg)
+{
+	struct xcb_session *s = arg;
+
+	xcuda_db_signal(&s->db);
+	xen_irq_lateeoi(irq, 0);
+	return IRQ_HANDLED;
+}
+
+/*
+ * Binds the guest's port of @s on the connection the session came from;
+ * -ESHUTDOWN if that one has ended.  The worker's eventfds are taken.
+ */
+static int xcb_session_bind(struct xcb_session *s)
+{
+	struct xcb_dev *dev = s->dev;
+	int irq = -ESHUTDOWN;
+
+	mutex_lock(&dev->conn_lock);
+	if (dev->xdev && dev->ring_va && dev->conn_gen == s->conn_gen)
+		irq = bind_interdomain_evtchn_to_irqhandler_lateeoi(dev->xdev,
+								    s->port,
+								    xcb_session_irq,
+								    0,
+								    "xcuda-session",
+								    s);
+	mutex_unlock(&dev->conn_lock);
+	if (irq < 0)
+		return irq;
+	spin_lock(&s->lock);
+	s->db.irq = irq;
+	spin_unlock(&s->lock);
+	return 0;
+}
+
+/* Undoes xcb_session_bind() and the eventfds: the worker is done. */
+static void xcb_session_unbind(struct xcb_session *s)
+{
+	int irq;
+
+	xcuda_db_disarm(&s->db);
+	spin_lock(&s->lock);
+	irq = s->db.irq;
+	s->db.irq = -1;
+	spin_unlock(&s->lock);
+	if (irq >= 0)
+		unbind_from_irqhandler(irq, s);
+	xcuda_db_put(&s->db);
+}
+
+int xcb_session_arena(struct xcb_session *s,
+		      const struct xcuda_back_arena *ar)
 {
 	struct xcuda_xsession_new_res res = { 0 };
+	u64 size = ar->size;
 	struct xcb_arena *a;
 	int err = 0;
 
@@ -391,8 +449,10 @@ int xcb_session_arena(struct xcb_session *s, u64 addr, u64 size)
 		err = -ESHUTDOWN;
 	else if (s->state != XCB_S_ATTACHED || s->arena_busy)
 		err = -EBUSY;
-	else if (size != s->arena_size || !PAGE_ALIGNED(addr) ||
-		 addr + size < addr)
+	else if (size != s->arena_size +
+			 (u64)XCUDA_XEN_DATA_PAGES(s->ring_order) *
+			 XCUDA_PAGE_SIZE ||
+		 !PAGE_ALIGNED(ar->addr) || ar->addr + size < ar->addr)
 		err = -EINVAL;
 	else
 		s->arena_busy = true;
@@ -400,8 +460,19 @@ int xcb_session_arena(struct xcb_session *s, u64 addr, u64 size)
 	if (err)
 		return err;
 
+	/* Once: a second ARENA is -EBUSY above, whatever became of this. */
+	err = xcuda_db_get(&s->db, ar->bell_fd, ar->kick_fd);
+	if (err)
+		goto fail_cancel;
+	err = xcb_session_bind(s);
+	if (err)
+		goto fail_cancel;
+	err = xcuda_db_arm(&s->db, ar->kick_fd);
+	if (err)
+		goto fail_cancel;
+
 	/* Slow (pins and grants every page): no lock held. */
-	a = xcb_arena_grant(s->dev->domid, addr, size);
+	a = xcb_arena_grant(s->dev->domid, ar->addr, size);
 
 	mutex_lock(&xcb_ctl.lock);
 	if (!s->new_pending) {
@@ -416,7 +487,7 @@ int xcb_session_arena(struct xcb_session *s, u64 addr, u64 size)
 		/* Undone already; the guest learns why, in short. */
 		xcb_session_cancel(s, err == -ENOSPC ? -ENOSPC : -ENOMEM);
 		mutex_unlock(&xcb_ctl.lock);
-		pr_warn_ratelimited("dom%u/%u: session %#x: arena of %llu bytes failed: %d\n",
+		pr_warn_ratelimited("dom%u/%u: session %#x: %llu shared bytes failed: %d\n",
 				    s->dev->domid, s->dev->devid, s->id, size,
 				    err);
 		return err;
@@ -424,8 +495,9 @@ int xcb_session_arena(struct xcb_session *s, u64 addr, u64 size)
 	res.session = s->id;
 	res.dir_ref = a->dir_refs[0];
 	res.nr_pages = a->nr_pages;
-	res.arena_size = size;
-	/* LIVE before the answer: the guest's first request may follow it. */
+	res.ring_order = s->ring_order;
+	res.arena_size = s->arena_size;
+	/* LIVE before the answer: the guest may ring as soon as it has it. */
 	spin_lock(&s->lock);
 	s->arena = a;
 	s->state = XCB_S_LIVE;
@@ -435,6 +507,14 @@ int xcb_session_arena(struct xcb_session *s, u64 addr, u64 size)
 	pr_info_ratelimited("dom%u/%u: session %#x started, %lu pages\n",
 			    s->dev->domid, s->dev->devid, s->id, a->nr_pages);
 	return 0;
+
+fail_cancel:
+	/* The guest's wait ends now; the worker's release() unbinds. */
+	mutex_lock(&xcb_ctl.lock);
+	if (s->new_pending)
+		xcb_session_cancel(s, err == -ESHUTDOWN ? -ESHUTDOWN : -EINVAL);
+	mutex_unlock(&xcb_ctl.lock);
+	return err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -454,7 +534,7 @@ void xcb_session_end_req(struct xcb_dev *dev, const struct xcuda_request *req)
 	if (s) {
 		spin_lock(&s->lock);
 		if (s->state == XCB_S_LIVE) {
-			/* The worker drains the queue, then reads 0. */
+			/* The worker sees EPOLLHUP and exits. */
 			s->state = XCB_S_ENDED;
 			wake_up_all(&s->wq);
 		} else {
@@ -471,80 +551,6 @@ void xcb_session_end_req(struct xcb_dev *dev, const struct xcuda_request *req)
 					    dev->domid, dev->devid, s->id);
 		xcb_session_put(s);
 	}
-}
-
-static bool xcb_session_live(struct xcb_session *s)
-{
-	bool live;
-
-	spin_lock(&s->lock);
-	live = s->state == XCB_S_LIVE;
-	spin_unlock(&s->lock);
-	return live;
-}
-
-static bool xcb_req_ok(const struct xcuda_req_hdr *h, u64 arena_size)
-{
-	return h->len <= XCUDA_REQ_INLINE && !h->rsvd &&
-	       h->op && h->op < XCB_OP_TRANSPORT &&
-	       xcuda_extent_ok(h->data_off, h->data_len, arena_size);
-}
-
-/*
- * Queues a copy of @req for the worker of @s: 0, or -ESHUTDOWN (not
- * LIVE), -EINVAL (malformed) or -ENOMEM for the caller to answer.
- */
-static int xcb_session_queue(struct xcb_session *s,
-			     const struct xcuda_request *req)
-{
-	struct xcb_req *r;
-	int err = 0;
-
-	if (!xcb_session_live(s))
-		return -ESHUTDOWN;
-	if (!xcb_req_ok(&req->hdr, s->arena_size))
-		return -EINVAL;
-	r = kmalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return -ENOMEM;
-	r->req = *req;
-
-	spin_lock(&s->lock);
-	if (s->state != XCB_S_LIVE)
-		err = -ESHUTDOWN;	/* ended while we allocated */
-	else if (s->nr_open >= s->max_open)
-		err = -EINVAL;		/* the ring's own bound prevents it */
-	if (!err) {
-		list_add_tail(&r->node, &s->queue);
-		s->nr_open++;
-		wake_up(&s->wq);
-	}
-	spin_unlock(&s->lock);
-	if (err)
-		kfree(r);
-	return err;
-}
-
-/*
- * Hands @req to its session's worker, or answers it here with a negative
- * errno: -ESHUTDOWN and GONE when this frontend has no such session (never
- * opened, ended, or its worker died), -EINVAL when malformed, -ENOMEM.
- */
-void xcb_session_submit(struct xcb_dev *dev, const struct xcuda_request *req)
-{
-	const struct xcuda_req_hdr *h = &req->hdr;
-	struct xcb_session *s;
-	int err = -ESHUTDOWN;
-
-	s = xcb_session_get(dev, h->session);
-	if (s) {
-		err = xcb_session_queue(s, req);
-		xcb_session_put(s);
-	}
-	if (err)
-		xcb_answer(dev, dev->conn_gen, h,
-			   err == -ESHUTDOWN ? XCUDA_RSPF_GONE : 0, err,
-			   NULL, 0);
 }
 
 /*
@@ -602,124 +608,6 @@ void xcb_dev_end_sessions(struct xcb_dev *dev)
 /* ------------------------------------------------------------------ */
 /* The worker's file                                                   */
 
-static bool xcb_readable(struct xcb_session *s)
-{
-	bool ret;
-
-	spin_lock(&s->lock);
-	ret = !list_empty(&s->queue) || s->state == XCB_S_ENDED ||
-	      s->state == XCB_S_DEAD;
-	spin_unlock(&s->lock);
-	return ret;
-}
-
-ssize_t xcb_session_read(struct xcb_session *s, char __user *buf,
-			 size_t count, bool nonblock)
-{
-	size_t max = count / sizeof(struct xcuda_request);
-	unsigned int n = 0;
-	struct xcb_req *r;
-	ssize_t ret;
-
-	if (!max)
-		return -EINVAL;
-	max = min_t(size_t, max, s->max_open);
-	if (mutex_lock_interruptible(&s->read_lock))
-		return -ERESTARTSYS;
-
-	spin_lock(&s->lock);
-	while (list_empty(&s->queue)) {
-		if (s->state == XCB_S_ENDED || s->state == XCB_S_DEAD) {
-			ret = 0;
-			goto unlock;
-		}
-		if (s->state != XCB_S_LIVE) {
-			ret = -EINVAL;	/* no arena yet */
-			goto unlock;
-		}
-		if (nonblock) {
-			ret = -EAGAIN;
-			goto unlock;
-		}
-		spin_unlock(&s->lock);
-		ret = wait_event_interruptible(s->wq, xcb_readable(s));
-		if (ret)
-			goto out;
-		spin_lock(&s->lock);
-	}
-	/* Handed in the order read: the answers must come in this order. */
-	while (n < max && !list_empty(&s->queue)) {
-		r = list_first_entry(&s->queue, struct xcb_req, node);
-		s->bounce[n++] = r->req;
-		list_move_tail(&r->node, &s->handed);
-	}
-	spin_unlock(&s->lock);
-
-	ret = n * sizeof(struct xcuda_request);
-	if (copy_to_user(buf, s->bounce, ret)) {
-		/* Handed but never received: nothing can answer them now. */
-		pr_warn_ratelimited("dom%u/%u: session %#x: worker read fault, ending it\n",
-				    s->dev->domid, s->dev->devid, s->id);
-		xcb_session_kill(s);
-		ret = -EFAULT;
-	}
-	goto out;
-
-unlock:
-	spin_unlock(&s->lock);
-out:
-	mutex_unlock(&s->read_lock);
-	return ret;
-}
-
-/*
- * Takes whole responses.  Each must answer the oldest handed request
- * (same id and op, len within bounds), or the session is killed.  Once
- * the session is DEAD (frontend gone, killed) writes fail with EPIPE.
- */
-ssize_t xcb_session_write(struct xcb_session *s, const char __user *buf,
-			  size_t count)
-{
-	struct xcuda_response rsp;
-	struct xcb_req *r;
-	size_t done = 0;
-
-	if (!count || count % sizeof(rsp))
-		return -EINVAL;
-	while (done < count) {
-		/* Copied once, then checked: the worker is not trusted. */
-		if (copy_from_user(&rsp, buf + done, sizeof(rsp)))
-			return done ? done : -EFAULT;
-
-		spin_lock(&s->lock);
-		if (s->state == XCB_S_DEAD) {
-			spin_unlock(&s->lock);
-			return done ? done : -EPIPE;
-		}
-		r = list_first_entry_or_null(&s->handed, struct xcb_req, node);
-		if (!r || r->req.hdr.id != rsp.id ||
-		    r->req.hdr.op != rsp.op || rsp.len > XCUDA_RSP_INLINE) {
-			xcb_session_kill_locked(s);
-			spin_unlock(&s->lock);
-			pr_warn_ratelimited("dom%u/%u: session %#x: answer out of order, ending it\n",
-					    s->dev->domid, s->dev->devid,
-					    s->id);
-			return -EINVAL;
-		}
-		list_del(&r->node);
-		s->nr_open--;
-		/* The request's flags, and the one a worker may add. */
-		rsp.flags = r->req.hdr.flags | (rsp.flags & XCUDA_RSPF_OUTPUT);
-		rsp.rsvd = 0;
-		/* Under s->lock: a kill cannot answer it a second time. */
-		xcb_respond(s->dev, s->conn_gen, &rsp);
-		spin_unlock(&s->lock);
-		kfree(r);
-		done += sizeof(rsp);
-	}
-	return done;
-}
-
 __poll_t xcb_session_poll(struct xcb_session *s, struct file *file,
 			  poll_table *wait)
 {
@@ -727,12 +615,9 @@ __poll_t xcb_session_poll(struct xcb_session *s, struct file *file,
 
 	poll_wait(file, &s->wq, wait);
 	spin_lock(&s->lock);
-	if (!list_empty(&s->queue))
-		mask |= EPOLLIN | EPOLLRDNORM;
-	else if (s->state == XCB_S_ENDED || s->state == XCB_S_DEAD)
-		mask |= EPOLLIN | EPOLLRDNORM | EPOLLHUP;	/* read() says 0 */
-	if (s->state != XCB_S_DEAD)
-		mask |= EPOLLOUT | EPOLLWRNORM;
+	/* Never EPOLLIN: the worker's bell says when requests come. */
+	if (s->state == XCB_S_ENDED || s->state == XCB_S_DEAD)
+		mask |= EPOLLHUP;
 	spin_unlock(&s->lock);
 	return mask;
 }
@@ -746,6 +631,7 @@ void xcb_session_release(struct xcb_session *s)
 	mutex_unlock(&xcb_ctl.lock);
 
 	xcb_session_kill(s);
+	xcb_session_unbind(s);
 	xcb_session_ungrant(s);
 	pr_info_ratelimited("dom%u/%u: session %#x closed by its worker\n",
 			    s->dev->domid, s->dev->devid, s->id);

@@ -464,7 +464,7 @@ int xcf_mmap(struct file *file, struct vm_area_struct *vma)
 	if (s->mmapped)
 		goto out;
 	err = -EINVAL;
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != s->arena_size)
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != s->map_size)
 		goto out;
 	/* Shared, writable, never executable: no fault can happen on it. */
 	if (!(vma->vm_flags & VM_SHARED) || !(vma->vm_flags & VM_WRITE) ||

@@ -3,14 +3,17 @@
  * xcuda-front: what the parts of the module share (the module's private
  * header).
  *
- * xenbus.c  the xenbus frontend: ring, event channel, xenstore states
- * ring.c    requests onto the shared ring, responses off it
- * session.c /dev/xcuda: one session per open file
- * arena.c   the arena's grant directory and its mapping into a process
+ * xenbus.c  the xenbus frontend: control ring, event channel, xenstore
+ * ring.c    session requests onto the control ring, answers off it
+ * session.c /dev/xcuda: one session per open file, its doorbell
+ * arena.c   the grant directory and the mapping of a session's shared
+ *           pages (header, data ring, arena) into its process
  *
  * One connection (device 0) serves every session.  Its state lives in
  * the global struct xcf_conn; the xenbus side changes it under ->mutex,
- * everything the interrupt handler touches is under ->lock.
+ * everything the interrupt handler touches is under ->lock.  A session's
+ * calls never reach this driver: they go over its data ring, mapped by
+ * the process and its worker, with its own event channel as doorbell.
  */
 #ifndef XCUDA_FRONT_COMMON_H
 #define XCUDA_FRONT_COMMON_H
@@ -30,18 +33,16 @@
 
 #include "xcuda/proto.h"
 #include "xcuda/xen.h"
+#include "xcuda/xen_doorbell.h"
 
 #define XCF_MAX_RING_PAGES	BIT(XCUDA_MAX_RING_ORDER)
 #define XCF_MAX_SLOTS		XCUDA_RING_SIZE(XCUDA_MAX_RING_ORDER)
-/* A session may have half the ring in flight. */
-#define XCF_MAX_SESSION_SLOTS	(XCF_MAX_SLOTS / 2)
 #define XCF_OPEN_TIMEOUT	(60 * HZ)
 /* Errors in a row after which new tries back off. */
 #define XCF_MAX_STRIKES		3
 
 enum xcf_kind {
 	XCF_SH_FREE,
-	XCF_SH_USER,		/* a request of a session */
 	XCF_SH_NEW,		/* XCUDA_XOP_SESSION_NEW */
 	XCF_SH_END,		/* XCUDA_XOP_SESSION_END, answer dropped */
 };
@@ -58,7 +59,6 @@ struct xcf_shadow {
 	u32 gen;			/* upper half of the ring tag */
 	u16 op;
 	u8 kind;			/* enum xcf_kind */
-	struct xcf_session *sess;	/* XCF_SH_USER; NULL once released */
 	struct xcf_waiter *waiter;	/* XCF_SH_NEW; NULL once given up */
 	u64 id;				/* the caller's id */
 };
@@ -124,35 +124,29 @@ enum xcf_state {
 
 /* One open file of /dev/xcuda. */
 struct xcf_session {
-	struct mutex lock;		/* state, refs, mmap; no user copies */
-	struct mutex read_lock;		/* one reader at a time: bounce[] */
+	struct mutex lock;		/* state, refs, mmap */
 	enum xcf_state state;
 	bool mmapped;			/* mmap() is allowed once */
 	u32 id;
-	u64 arena_size;
+	u64 map_size;			/* header, data ring, arena */
 	unsigned int nr_pages;
-	grant_ref_t *refs;		/* the arena's grants, in order */
+	grant_ref_t *refs;		/* the shared pages' grants, in order */
 	domid_t domid;
 	struct xcf_arena arena;
+	struct xcuda_db db;		/* the session's doorbell */
 
 	/* Under xcf.lock. */
 	struct list_head node;		/* in xcf.sessions */
 	u64 epoch;
-	bool gone;			/* no more answers will come */
-	unsigned int slots;
-	unsigned int pending;		/* posted, answer not read yet */
-	unsigned int q_head;
-	unsigned int q_len;
-	wait_queue_head_t rq;		/* readers and poll */
-	struct xcuda_response queue[XCF_MAX_SESSION_SLOTS];
-	struct xcuda_response bounce[XCF_MAX_SESSION_SLOTS];
+	bool gone;			/* the backend is no longer there */
+	wait_queue_head_t rq;		/* poll */
 };
 
 /* ring.c */
 void xcf_ring_reset_locked(unsigned int size);
 unsigned int xcf_room_locked(void);
 void xcf_post_locked(struct xcuda_request *req, enum xcf_kind kind,
-		     struct xcf_session *s, struct xcf_waiter *w);
+		     struct xcf_waiter *w);
 void xcf_kick_locked(void);
 void xcf_queue_end_locked(u32 session, struct xcf_end *spare);
 void xcf_forget_waiter_locked(struct xcf_waiter *w);

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xcuda-front: requests onto the shared ring, responses off it.
+ * xcuda-front: session requests (SESSION_NEW, SESSION_END) onto the
+ * control ring, their answers off it.
  *
  * The id of every request on the ring is the driver's own tag: the index
  * of a shadow entry in the low 32 bits, that entry's generation in the
- * high ones.  The shadow remembers who posted the request and the
- * caller's id, which the response gets back before it is queued to its
- * session.  The backend is not trusted: each response is copied out of
- * the ring once, and only the copy is looked at.  A backend that breaks
- * the protocol is disconnected and every session fails.
+ * high ones.  The shadow remembers who posted the request.  The backend
+ * is not trusted: each response is copied out of the ring once, and only
+ * the copy is looked at.  A backend that breaks the protocol is
+ * disconnected and every session fails.
  */
 #define pr_fmt(fmt) "xcuda-front: " fmt
 
@@ -29,7 +29,6 @@ void xcf_ring_reset_locked(unsigned int size)
 	xcf.nr_free = 0;
 	for (i = size; i-- > 0; ) {
 		xcf.shadow[i].kind = XCF_SH_FREE;
-		xcf.shadow[i].sess = NULL;
 		xcf.shadow[i].waiter = NULL;
 		xcf.free_idx[xcf.nr_free++] = i;
 	}
@@ -51,7 +50,7 @@ unsigned int xcf_room_locked(void)
  * @req is the driver's own copy: its id is overwritten.
  */
 void xcf_post_locked(struct xcuda_request *req, enum xcf_kind kind,
-		     struct xcf_session *s, struct xcf_waiter *w)
+		     struct xcf_waiter *w)
 {
 	struct xcf_shadow *sh;
 	unsigned int idx;
@@ -63,7 +62,6 @@ void xcf_post_locked(struct xcuda_request *req, enum xcf_kind kind,
 	sh->kind = kind;
 	sh->op = req->hdr.op;
 	sh->id = req->hdr.id;
-	sh->sess = s;
 	sh->waiter = w;
 	req->hdr.id = (u64)sh->gen << 32 | idx;
 	memcpy(RING_GET_REQUEST(&xcf.ring, xcf.ring.req_prod_pvt), req,
@@ -89,7 +87,6 @@ static void xcf_put_shadow_locked(unsigned int idx)
 
 	lockdep_assert_held(&xcf.lock);
 	sh->kind = XCF_SH_FREE;
-	sh->sess = NULL;
 	sh->waiter = NULL;
 	xcf.free_idx[xcf.nr_free++] = idx;
 }
@@ -102,7 +99,7 @@ static void xcf_post_end_locked(u32 session)
 	};
 
 	lockdep_assert_held(&xcf.lock);
-	xcf_post_locked(&req, XCF_SH_END, NULL, NULL);
+	xcf_post_locked(&req, XCF_SH_END, NULL);
 }
 
 /*
@@ -161,8 +158,9 @@ void xcf_forget_waiter_locked(struct xcf_waiter *w)
 }
 
 /*
- * Every session fails: readers and waiters wake, nothing in flight will
- * be answered.  The ring is not used again until the next setup.
+ * Every session fails: its process sees EPOLLHUP, waiters wake, nothing
+ * in flight will be answered.  The ring is not used again until the next
+ * setup.
  */
 void xcf_fail_all_locked(void)
 {
@@ -185,7 +183,6 @@ void xcf_fail_all_locked(void)
 			sh->waiter->done = true;
 		}
 		sh->kind = XCF_SH_FREE;
-		sh->sess = NULL;
 		sh->waiter = NULL;
 	}
 	xcf.nr_free = 0;
@@ -206,29 +203,6 @@ static void xcf_broken_locked(void)
 	xcf.strikes++;
 	xcf_fail_all_locked();
 	schedule_work(&xcf.broken_work);
-}
-
-static void xcf_deliver_locked(struct xcf_shadow *sh,
-			       const struct xcuda_response *rsp)
-{
-	struct xcf_session *s = sh->sess;
-	struct xcuda_response *q;
-
-	lockdep_assert_held(&xcf.lock);
-	if (!s)
-		return;		/* its file was closed meanwhile */
-	/* Cannot happen: pending counts queued answers too. */
-	if (WARN_ON_ONCE(s->q_len >= s->slots))
-		return;
-	q = &s->queue[(s->q_head + s->q_len) % s->slots];
-	*q = *rsp;
-	q->id = sh->id;
-	if (q->flags & XCUDA_RSPF_GONE) {
-		q->flags &= ~XCUDA_RSPF_GONE;
-		s->gone = true;
-	}
-	s->q_len++;
-	wake_up_interruptible_all(&s->rq);
 }
 
 /* An answer to a SESSION_NEW nobody waits for: end what it created. */
@@ -263,10 +237,6 @@ static bool xcf_complete_locked(const struct xcuda_response *rsp)
 
 	xcf.strikes = 0;
 	switch (sh->kind) {
-	case XCF_SH_USER:
-		xcf_deliver_locked(sh, rsp);
-		xcf_put_shadow_locked(idx);
-		break;
 	case XCF_SH_NEW:
 		w = sh->waiter;
 		/* Free first: ending an orphan needs the room. */

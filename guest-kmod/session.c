@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xcuda-front: /dev/xcuda.  Every open file is one session: XCUDA_IOC_OPEN
- * asks the backend for it, mmap() maps its arena, XCUDA_IOC_SUBMIT posts
- * requests and read() returns their answers.  Closing the file ends the
- * session in the backend.
+ * gives it an event channel of its own, bridged to the process's two
+ * eventfds, and asks the backend for it; mmap() then maps its shared
+ * pages (header, data ring, arena).  The session's calls go over that
+ * ring, never through this driver.  Closing the file ends the session in
+ * the backend.
  */
 #define pr_fmt(fmt) "xcuda-front: " fmt
 
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/interrupt.h>
 #include <linux/kernel.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -16,6 +19,9 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <xen/events.h>
+#include <xen/interface/event_channel.h>
+#include <asm/xen/hypercall.h>
 
 #include "common.h"
 
@@ -27,13 +33,64 @@ static int xcf_open(struct inode *inode, struct file *file)
 	if (!s)
 		return -ENOMEM;
 	mutex_init(&s->lock);
-	mutex_init(&s->read_lock);
 	mutex_init(&s->arena.lock);
 	INIT_LIST_HEAD(&s->node);
 	init_waitqueue_head(&s->rq);
+	s->db.irq = -1;
 	s->state = XCF_S_NEW;
 	file->private_data = s;
 	return nonseekable_open(inode, file);
+}
+
+/* Dom0 rang the session's doorbell: wake the process. */
+static irqreturn_t xcf_session_irq(int irq, void *arg)
+{
+	struct xcf_session *s = arg;
+
+	xcuda_db_signal(&s->db);
+	return IRQ_HANDLED;
+}
+
+/*
+ * An unbound port for the backend's domain, bound here: the session's
+ * doorbell.  Not xenbus_alloc_evtchn(): a failure is this session's,
+ * not the device's.  Unbinding the irq closes the port.
+ */
+static int xcf_session_bind(struct xcf_session *s, domid_t remote,
+			    evtchn_port_t *port)
+{
+	struct evtchn_alloc_unbound alloc = {
+		.dom = DOMID_SELF,
+		.remote_dom = remote,
+	};
+	struct evtchn_close close;
+	int err, irq;
+
+	err = HYPERVISOR_event_channel_op(EVTCHNOP_alloc_unbound, &alloc);
+	if (err)
+		return err;
+	irq = bind_evtchn_to_irqhandler(alloc.port, xcf_session_irq, 0,
+					"xcuda-session", s);
+	if (irq < 0) {
+		close.port = alloc.port;
+		if (HYPERVISOR_event_channel_op(EVTCHNOP_close, &close))
+			pr_warn_ratelimited("cannot close port %u\n",
+					    alloc.port);
+		return irq;
+	}
+	s->db.irq = irq;
+	*port = alloc.port;
+	return 0;
+}
+
+/* Undoes the doorbell: no event is sent, then none is taken. */
+static void xcf_session_unbind(struct xcf_session *s)
+{
+	xcuda_db_disarm(&s->db);
+	if (s->db.irq >= 0)
+		unbind_from_irqhandler(s->db.irq, s);
+	s->db.irq = -1;
+	xcuda_db_put(&s->db);
 }
 
 /*
@@ -43,7 +100,7 @@ static int xcf_open(struct inode *inode, struct file *file)
  * backend created something to end.
  */
 static int xcf_check_new(const struct xcuda_response *rsp, u64 asked,
-			 struct xcuda_xsession_new_res *res)
+			 u32 order, struct xcuda_xsession_new_res *res)
 {
 	memset(res, 0, sizeof(*res));
 	if (rsp->status) {
@@ -59,8 +116,9 @@ static int xcf_check_new(const struct xcuda_response *rsp, u64 asked,
 		return -EPROTO;
 	if (!res->arena_size || res->arena_size % XCUDA_PAGE_SIZE ||
 	    res->arena_size > XCUDA_XEN_MAX_ARENA ||
-	    (asked && res->arena_size > asked) ||
-	    res->nr_pages != res->arena_size / XCUDA_PAGE_SIZE)
+	    (asked && res->arena_size > asked) || res->ring_order > order ||
+	    res->nr_pages != XCUDA_XEN_DATA_PAGES(res->ring_order) +
+			     res->arena_size / XCUDA_PAGE_SIZE)
 		return -EPROTO;
 	return 0;
 }
@@ -86,15 +144,19 @@ static long xcf_ioc_open(struct xcf_session *s, void __user *arg)
 	struct xcuda_request req = { 0 };
 	struct xcf_waiter w = { 0 };
 	struct xcuda_ioc_open op;
+	evtchn_port_t port;
 	domid_t domid;
+	u32 order;
 	u64 epoch;
 	long left;
 	int err;
 
 	if (copy_from_user(&op, arg, sizeof(op)))
 		return -EFAULT;
+	order = op.ring_order ? op.ring_order : XCUDA_XEN_DEF_DATA_ORDER;
 	if (op.arena_size % XCUDA_PAGE_SIZE ||
-	    op.arena_size > XCUDA_XEN_MAX_ARENA)
+	    op.arena_size > XCUDA_XEN_MAX_ARENA ||
+	    order > XCUDA_MAX_RING_ORDER || op.rsvd)
 		return -EINVAL;
 
 	mutex_lock(&s->lock);
@@ -102,8 +164,22 @@ static long xcf_ioc_open(struct xcf_session *s, void __user *arg)
 		err = -EBUSY;
 		goto out;
 	}
+	err = xcuda_db_get(&s->db, op.bell_fd, op.kick_fd);
+	if (err)
+		goto out;
+
+	spin_lock_irq(&xcf.lock);
+	err = xcf.connected ? 0 : -ENODEV;
+	domid = xcf.domid;
+	spin_unlock_irq(&xcf.lock);
+	if (!err)
+		err = xcf_session_bind(s, domid, &port);
+	if (err)
+		goto out_db;
 
 	a.arena_size = op.arena_size;
+	a.evtchn = port;
+	a.ring_order = order;
 	req.hdr.op = XCUDA_XOP_SESSION_NEW;
 	req.hdr.len = sizeof(a);
 	memcpy(req.args, &a, sizeof(a));
@@ -113,15 +189,15 @@ static long xcf_ioc_open(struct xcf_session *s, void __user *arg)
 						!xcf.connected ||
 						xcf_room_locked(),
 						xcf.lock);
-	if (!err && !xcf.connected)
+	/* A new connection may be to another domain: the port is not. */
+	if (!err && (!xcf.connected || xcf.domid != domid))
 		err = -ENODEV;
 	if (err) {
 		spin_unlock_irq(&xcf.lock);
-		goto out;
+		goto out_db;
 	}
 	epoch = xcf.epoch;
-	domid = xcf.domid;
-	xcf_post_locked(&req, XCF_SH_NEW, NULL, &w);
+	xcf_post_locked(&req, XCF_SH_NEW, &w);
 	xcf_kick_locked();
 	left = wait_event_interruptible_lock_irq_timeout(xcf.open_wq, w.done,
 							 xcf.lock,
@@ -131,23 +207,23 @@ static long xcf_ioc_open(struct xcf_session *s, void __user *arg)
 		xcf_forget_waiter_locked(&w);
 		spin_unlock_irq(&xcf.lock);
 		err = left < 0 ? (int)left : -ETIMEDOUT;
-		goto out;
+		goto out_db;
 	}
 	spin_unlock_irq(&xcf.lock);
 	if (w.err) {
 		err = w.err;
-		goto out;
+		goto out_db;
 	}
 
-	err = xcf_check_new(&w.rsp, op.arena_size, &res);
+	err = xcf_check_new(&w.rsp, op.arena_size, order, &res);
 	if (err) {
 		if (err == -EPROTO) {
 			pr_warn_ratelimited("malformed SESSION_NEW answer (status %d)\n",
 					    w.rsp.status);
 			if (res.session)
-				xcf_end_unused(res.session, epoch);
+				goto out_end;
 		}
-		goto out;
+		goto out_db;
 	}
 
 	s->domid = domid;
@@ -155,10 +231,15 @@ static long xcf_ioc_open(struct xcf_session *s, void __user *arg)
 	if (IS_ERR(s->refs)) {
 		err = PTR_ERR(s->refs);
 		s->refs = NULL;
-		xcf_end_unused(res.session, epoch);
-		goto out;
+		goto out_end;
 	}
 	s->nr_pages = res.nr_pages;
+	/* Only now may the process ring Dom0. */
+	err = xcuda_db_arm(&s->db, op.kick_fd);
+	if (err) {
+		xcf_arena_release(s);
+		goto out_end;
+	}
 
 	spin_lock_irq(&xcf.lock);
 	if (xcf.epoch != epoch) {
@@ -166,96 +247,32 @@ static long xcf_ioc_open(struct xcf_session *s, void __user *arg)
 		spin_unlock_irq(&xcf.lock);
 		xcf_arena_release(s);
 		err = -ENODEV;
-		goto out;
+		goto out_db;
 	}
 	s->id = res.session;
-	s->arena_size = res.arena_size;
+	s->map_size = (u64)res.nr_pages * XCUDA_PAGE_SIZE;
 	s->epoch = epoch;
-	s->slots = max(xcf.size / 2, 1u);
 	list_add_tail(&s->node, &xcf.sessions);
 	s->state = XCF_S_OPEN;
 	spin_unlock_irq(&xcf.lock);
 
-	op.arena_size = s->arena_size;
+	op.arena_size = res.arena_size;
+	op.map_size = s->map_size;
 	op.session = s->id;
-	op.slots = s->slots;
+	op.ring_order = res.ring_order;
 	op.version = XCUDA_XEN_VERSION;
-	op.rsvd = 0;
 	mutex_unlock(&s->lock);
 	/* The session stays even if this fails; release ends it. */
 	if (copy_to_user(arg, &op, sizeof(op)))
 		return -EFAULT;
 	return 0;
 
+out_end:
+	xcf_end_unused(res.session, epoch);
+out_db:
+	xcf_session_unbind(s);
 out:
 	mutex_unlock(&s->lock);
-	return err;
-}
-
-static long xcf_ioc_submit(struct xcf_session *s, void __user *arg)
-{
-	struct xcuda_ioc_submit sub;
-	struct xcuda_request *reqs;
-	unsigned int i, slots;
-	bool open;
-	u32 id;
-	int err;
-
-	if (copy_from_user(&sub, arg, sizeof(sub)))
-		return -EFAULT;
-
-	spin_lock_irq(&xcf.lock);
-	open = s->state == XCF_S_OPEN;
-	slots = s->slots;
-	id = s->id;
-	spin_unlock_irq(&xcf.lock);
-	if (!open || sub.rsvd || !sub.n || sub.n > slots)
-		return -EINVAL;
-
-	reqs = memdup_user(u64_to_user_ptr(sub.reqs), sub.n * sizeof(*reqs));
-	if (IS_ERR(reqs))
-		return PTR_ERR(reqs);
-	for (i = 0; i < sub.n; i++) {
-		/* Opcodes from 0xff00 on belong to the driver. */
-		if (!reqs[i].hdr.op || reqs[i].hdr.op >= 0xff00) {
-			err = -EINVAL;
-			goto out;
-		}
-		reqs[i].hdr.session = id;
-	}
-
-	spin_lock_irq(&xcf.lock);
-	if (s->gone) {
-		err = -EPIPE;
-		goto unlock;
-	}
-	if (s->pending + sub.n > s->slots) {
-		err = -EAGAIN;
-		goto unlock;
-	}
-	err = wait_event_interruptible_lock_irq(xcf.ring_wq,
-						s->gone ||
-						xcf_room_locked() >= sub.n,
-						xcf.lock);
-	if (err)
-		goto unlock;
-	if (s->gone) {
-		err = -EPIPE;
-		goto unlock;
-	}
-	/* Another thread may have posted while this one slept. */
-	if (s->pending + sub.n > s->slots) {
-		err = -EAGAIN;
-		goto unlock;
-	}
-	for (i = 0; i < sub.n; i++)
-		xcf_post_locked(&reqs[i], XCF_SH_USER, s, NULL);
-	s->pending += sub.n;
-	xcf_kick_locked();
-unlock:
-	spin_unlock_irq(&xcf.lock);
-out:
-	kfree(reqs);
 	return err;
 }
 
@@ -266,65 +283,9 @@ static long xcf_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	switch (cmd) {
 	case XCUDA_IOC_OPEN:
 		return xcf_ioc_open(s, (void __user *)arg);
-	case XCUDA_IOC_SUBMIT:
-		return xcf_ioc_submit(s, (void __user *)arg);
 	default:
 		return -ENOTTY;
 	}
-}
-
-static ssize_t xcf_read(struct file *file, char __user *buf, size_t count,
-			loff_t *ppos)
-{
-	struct xcf_session *s = file->private_data;
-	size_t want = count / sizeof(struct xcuda_response);
-	unsigned int i, n;
-	int err;
-
-	if (!want)
-		return -EINVAL;
-	if (mutex_lock_interruptible(&s->read_lock))
-		return -ERESTARTSYS;
-
-	spin_lock_irq(&xcf.lock);
-	if (s->state != XCF_S_OPEN) {
-		err = -EINVAL;
-		goto unlock;
-	}
-	while (!s->q_len) {
-		if (s->gone) {
-			err = -EPIPE;
-			goto unlock;
-		}
-		if (file->f_flags & O_NONBLOCK) {
-			err = -EAGAIN;
-			goto unlock;
-		}
-		err = wait_event_interruptible_lock_irq(s->rq,
-							s->q_len || s->gone,
-							xcf.lock);
-		if (err)
-			goto unlock;
-	}
-	n = min_t(size_t, want, s->q_len);
-	for (i = 0; i < n; i++) {
-		s->bounce[i] = s->queue[s->q_head];
-		s->q_head = (s->q_head + 1) % s->slots;
-	}
-	s->q_len -= n;
-	s->pending -= n;
-	spin_unlock_irq(&xcf.lock);
-
-	/* bounce[] is the reader's: read_lock is still held. */
-	err = copy_to_user(buf, s->bounce, n * sizeof(s->bounce[0])) ?
-		-EFAULT : 0;
-	mutex_unlock(&s->read_lock);
-	return err ? err : n * sizeof(s->bounce[0]);
-
-unlock:
-	spin_unlock_irq(&xcf.lock);
-	mutex_unlock(&s->read_lock);
-	return err;
 }
 
 static __poll_t xcf_poll(struct file *file, poll_table *wait)
@@ -334,10 +295,9 @@ static __poll_t xcf_poll(struct file *file, poll_table *wait)
 
 	poll_wait(file, &s->rq, wait);
 	spin_lock_irq(&xcf.lock);
+	/* Never EPOLLIN: nothing is read here; the bell says that. */
 	if (s->state != XCF_S_OPEN)
 		mask = EPOLLERR;
-	else if (s->q_len)
-		mask = EPOLLIN | EPOLLRDNORM;
 	else if (s->gone)
 		mask = EPOLLHUP | EPOLLERR;
 	spin_unlock_irq(&xcf.lock);
@@ -345,15 +305,16 @@ static __poll_t xcf_poll(struct file *file, poll_table *wait)
 }
 
 /*
- * The last reference: no VMA of the arena is left.  Its grants are all
- * unmapped (a failed mmap() may have left some) before the session ends.
+ * The last reference: no VMA of the shared pages is left.  Their grants
+ * are all unmapped (a failed mmap() may have left some) before the
+ * session ends.
  */
 static int xcf_release(struct inode *inode, struct file *file)
 {
 	struct xcf_session *s = file->private_data;
 	struct xcf_end *e = NULL;
-	unsigned int i;
 
+	xcf_session_unbind(s);
 	xcf_arena_release(s);
 	if (s->state == XCF_S_OPEN)
 		e = kmalloc(sizeof(*e), GFP_KERNEL);
@@ -361,10 +322,6 @@ static int xcf_release(struct inode *inode, struct file *file)
 	spin_lock_irq(&xcf.lock);
 	if (s->state == XCF_S_OPEN) {
 		list_del_init(&s->node);
-		/* Answers still in flight are dropped when they come. */
-		for (i = 0; i < xcf.size; i++)
-			if (xcf.shadow[i].sess == s)
-				xcf.shadow[i].sess = NULL;
 		if (xcf.epoch == s->epoch) {
 			xcf_queue_end_locked(s->id, e);
 			e = NULL;
@@ -380,7 +337,6 @@ static const struct file_operations xcf_fops = {
 	.owner = THIS_MODULE,
 	.open = xcf_open,
 	.release = xcf_release,
-	.read = xcf_read,
 	.poll = xcf_poll,
 	.unlocked_ioctl = xcf_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,

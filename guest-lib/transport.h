@@ -2,8 +2,9 @@
 /*
  * What the guest library needs from a transport: somewhere to put requests,
  * somewhere to get responses from, and a mapped arena.  The `local`
- * transport (memfd ring + eventfds) and the `xen` transport (/dev/xcuda)
- * implement it; everything above is shared.
+ * transport (memfd ring + eventfds) and the `xen` transport (/dev/xcuda:
+ * the same ring in pages Dom0 grants) implement it, both on ring_front.h;
+ * everything above is shared.
  */
 #ifndef XCUDA_GUEST_TRANSPORT_H
 #define XCUDA_GUEST_TRANSPORT_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "xcuda/proto.h"
+#include "common/ring_wait.h"	/* struct xr_stats */
 
 struct xc_transport;
 
@@ -56,6 +58,13 @@ struct xc_transport {
 	 */
 	uint64_t expect_ns;
 	unsigned int flags;	/* XC_TRANSPORT_* */
+	/*
+	 * What our end of the ring has done so far (common/ring_wait.h):
+	 * entries pushed and taken, bells rung, sleeps; NULL if the
+	 * transport keeps none.  The worker's side keeps its own, which
+	 * the guest does not see.  Read under the session lock.
+	 */
+	const struct xr_stats *stats;
 	void *priv;		/* the transport's own state */
 };
 
@@ -74,7 +83,10 @@ struct xc_transport_opts {
 
 /* Each returns 0 and fills @t, or a negative errno. */
 int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o);
-/* @o->path: the device (default /dev/xcuda); ring_order is the driver's. */
+/*
+ * @o->path: the device (default /dev/xcuda); @o->ring_order and
+ * @o->arena_size are asked of the backend, which may grant less.
+ */
 int xc_xen_open(struct xc_transport *t, const struct xc_transport_opts *o);
 
 #endif /* XCUDA_GUEST_TRANSPORT_H */

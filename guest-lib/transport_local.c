@@ -5,12 +5,9 @@
  * eventfd doorbells, and the handshake socket kept open to notice the
  * worker going away.
  *
- * Waiting and doorbells are common/ring_wait.h's (Xen's hold-off scheme:
- * rsp_event before we sleep, req_event checked after we submit): no
- * wake-up is lost, and while a side spins the other does not ring.
- *
- * The worker is not trusted: its indexes are read once, checked against
- * what we have asked for, and slots are copied out before use.
+ * The ring, its waiting and doorbells are ring_front.c's, which the `xen`
+ * transport shares: the worker is not trusted there, and here it must
+ * also seal the memfd it sends, and may not send more than it should.
  *
  * The hello carries one end of a socket pair, the descriptor channel over
  * which cudaHostRegister hands memfds to the worker (xcuda/local.h).  An
@@ -30,81 +27,33 @@
 #include "common/env.h"
 #include "common/fdpass.h"
 #include "common/ring_wait.h"
+#include "ring_front.h"
 #include "transport.h"
 #include "xcuda/local.h"
 
 #define XC_LOCAL_RING_ORDER	4
 #define XC_LOCAL_ARENA		(1ull << 30)
-/* Waiting for an answer: most come within a millisecond. */
-#define XC_LOCAL_SPIN_US	1000
 /* The daemon forks a worker before it answers; give it time. */
 #define XC_LOCAL_HANDSHAKE_MS	30000
 /* Room for a worker that sends more descriptors than it should. */
 #define XC_LOCAL_MAX_FDS	16
 
 struct xc_local {
-	xcuda_front_ring_t front;
-	/* bell: responses are waiting; peer_bell: requests are */
-	struct xr_end end;
+	struct xc_ring ring;
 	void *base;		/* ring, then arena */
 	size_t map_size;
 	int chan;		/* the descriptor channel, or -1 */
 };
 
 /* ------------------------------------------------------------------ */
-/* Ring operations.                                                   */
+/* Ring operations: ring_front.c's.                                   */
 
 static int xc_local_submit(struct xc_transport *t,
 			   const struct xcuda_request *reqs, unsigned int n)
 {
 	struct xc_local *l = t->priv;
 
-	if (l->end.broken)
-		return -EPROTO;
-	if (l->end.dead)
-		return -EPIPE;
-	if (!n)
-		return 0;
-	/* The caller promised to stay within ring_slots; check it anyway. */
-	if (n > RING_FREE_REQUESTS(&l->front))
-		return -ENOBUFS;
-	for (unsigned int i = 0; i < n; i++) {
-		memcpy(RING_GET_REQUEST(&l->front, l->front.req_prod_pvt),
-		       &reqs[i], sizeof(reqs[i]));
-		l->front.req_prod_pvt++;
-	}
-	/* The slots before req_prod; the bell only if the worker sleeps. */
-	return xr_end_push(&l->end, l->front.req_prod_pvt, 0);
-}
-
-/*
- * Copies out what the worker has answered, at most @max.  rsp_prod is read
- * once; more unconsumed responses than requests outstanding (or an index
- * that went backwards, which wraps to the same thing) is a lie.
- */
-static int xc_take(void *ctx, void *buf, unsigned int max)
-{
-	struct xcuda_response *out = buf;
-	struct xc_local *l = ctx;
-	RING_IDX rp, avail, outstanding;
-	unsigned int i, n;
-
-	if (l->end.broken)
-		return -EPROTO;
-	rp = __atomic_load_n(&l->front.sring->rsp_prod, __ATOMIC_RELAXED);
-	xen_rmb();	/* read slots only after the index that covers them */
-	avail = rp - l->front.rsp_cons;
-	outstanding = l->front.req_prod_pvt - l->front.rsp_cons;
-	if (avail > outstanding) {
-		l->end.broken = 1;
-		return -EPROTO;
-	}
-	n = avail < max ? avail : max;
-	for (i = 0; i < n; i++) {
-		RING_COPY_RESPONSE(&l->front, l->front.rsp_cons, &out[i]);
-		l->front.rsp_cons++;
-	}
-	return (int)n;
+	return xc_ring_submit(&l->ring, reqs, n);
 }
 
 static int xc_local_receive(struct xc_transport *t,
@@ -112,18 +61,8 @@ static int xc_local_receive(struct xc_transport *t,
 			    int timeout_ms)
 {
 	struct xc_local *l = t->priv;
-	struct xr_wait w = { .timeout_ms = timeout_ms };
 
-	if (!max)
-		return 0;
-	/*
-	 * Spinning only pays if an answer can come at all; through a copy
-	 * that we know takes long, too, since waking costs ~20 us.
-	 */
-	if (l->end.spin_ns && l->front.req_prod_pvt != l->front.rsp_cons)
-		w.spin_ns = t->expect_ns > l->end.spin_ns ? t->expect_ns :
-							   l->end.spin_ns;
-	return xr_consume(&l->end, &w, xc_take, l, out, max);
+	return xc_ring_receive(&l->ring, out, max, timeout_ms, t->expect_ns);
 }
 
 static void xc_local_close(struct xc_transport *t)
@@ -133,7 +72,7 @@ static void xc_local_close(struct xc_transport *t)
 	if (!l)
 		return;
 	munmap(l->base, l->map_size);
-	xr_end_close(&l->end);
+	xr_end_close(&l->ring.end);
 	if (l->chan >= 0)
 		close(l->chan);
 	free(l);
@@ -300,7 +239,7 @@ static int xc_local_params(const struct xc_transport_opts *o,
 		*arena = (uint64_t)v << 20;
 	}
 
-	return xr_spin_env(XC_LOCAL_SPIN_US, spin_ns);
+	return xr_spin_env(XC_RING_SPIN_US, spin_ns);
 }
 
 /* Checks the welcome against the hello; 0 if the session can start. */
@@ -374,7 +313,6 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 	uint64_t spin_ns, arena;
 	size_t ring_bytes, map_size;
 	struct xc_local *l;
-	xcuda_sring_t *sring;
 	const char *path;
 	void *base;
 
@@ -426,26 +364,22 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 	close(fds[0]);	/* the mapping keeps the memory */
 	fds[0] = -1;
 
-	/* The worker set the ring up: it must look freshly initialised. */
-	sring = base;
-	ret = -EPROTO;
-	if (__atomic_load_n(&sring->req_prod, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&sring->rsp_prod, __ATOMIC_RELAXED))
-		goto fail_unmap;
 	ret = -ENOMEM;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		goto fail_unmap;
-	FRONT_RING_INIT(&l->front, sring, ring_bytes);
-	xr_end_ring(&l->end, &sring->rsp_prod, &sring->rsp_event,
-		    &l->front.rsp_cons, &sring->req_prod, &sring->req_event);
+	ret = xc_ring_attach(&l->ring, base, ring_bytes);
+	if (ret) {
+		free(l);
+		goto fail_unmap;
+	}
 
 	l->base = base;
 	l->map_size = map_size;
-	l->end.sock = sock;
-	l->end.peer_bell = fds[1];
-	l->end.bell = fds[2];
-	l->end.spin_ns = spin_ns;
+	l->ring.end.sock = sock;
+	l->ring.end.peer_bell = fds[1];
+	l->ring.end.bell = fds[2];
+	l->ring.end.spin_ns = spin_ns;
 	/* A worker that did not keep the channel closed its end unread. */
 	l->chan = chan[0];
 	pc = (struct pollfd){ .fd = chan[0], .events = POLLIN };
@@ -457,8 +391,9 @@ int xc_local_open(struct xc_transport *t, const struct xc_transport_opts *o)
 	t->arena = (uint8_t *)base + ring_bytes;
 	t->arena_size = w.arena_size;
 	t->session = w.session;
-	t->ring_slots = RING_SIZE(&l->front);
+	t->ring_slots = xc_ring_slots(&l->ring);
 	t->flags = XC_TRANSPORT_SHARED_FUTEX;
+	t->stats = &l->ring.end.stats;
 	t->priv = l;
 	return 0;
 

@@ -61,7 +61,8 @@ fetch || { echo "0 passed, 1 failed"; exit 1; }
 if [ $# -eq 0 ]; then
 	# Our sources only, not what kbuild generates beside them.
 	mapfile -t files < <(ls guest-kmod/*.[ch] dom0-kmod/*.[ch] \
-		tests/xen/hostile/*.[ch] 2>/dev/null | grep -v '\.mod\.c$')
+		include/xcuda/xen_doorbell.h tests/xen/hostile/*.[ch] \
+		2>/dev/null | grep -v '\.mod\.c$')
 else
 	files=("$@")
 fi

@@ -34,6 +34,7 @@
 
 #include <nvml.h>
 
+#include "common/ring_wait.h"
 #include "guest-lib/guest.h"
 #include "xcuda/hash.h"
 
@@ -242,14 +243,51 @@ static double xctl_cpu_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* What our end of the ring has done so far (zeros if nothing counts). */
+static struct xr_stats xctl_stats(struct xc_session *s)
+{
+	struct xr_stats st = { 0 };
+
+	pthread_mutex_lock(&s->lock);
+	if (s->t.stats)
+		st = *s->t.stats;
+	pthread_mutex_unlock(&s->lock);
+	return st;
+}
+
+/*
+ * The ring's side of @trips round trips, from this process's counters
+ * between @a and @b: requests pushed, bells rung (a write() each), sleeps
+ * (a poll() each), and the records this side copied per round trip (each
+ * request once into the ring, each response once out of it: 1 and 1
+ * unless something else shared the session).  The worker keeps counters
+ * of its own, which the guest cannot see: the line says so.
+ */
+static void xctl_ping_stats(const struct xc_session *s, unsigned int trips,
+			    const struct xr_stats *a, const struct xr_stats *b)
+{
+	uint64_t n = b->pushed - a->pushed;
+
+	if (!s->t.stats || !trips)
+		return;
+	printf("ping stats (this process's side only): %llu requests, %llu "
+	       "bells rung, %llu sleeps, copies per request: %.3g in, "
+	       "%.3g out\n", (unsigned long long)n,
+	       (unsigned long long)(b->bells - a->bells),
+	       (unsigned long long)(b->sleeps - a->sleeps),
+	       (double)n / trips, (double)(b->taken - a->taken) / trips);
+}
+
 /*
  * @count round trips of 64 bytes each way; with more than one, the
  * median and 99th percentile, and the CPU this process spent per trip
- * (what spinning for answers costs this side).
+ * (what spinning for answers costs this side).  Then what the ring did
+ * on our side: requests, bells, sleeps, copies.
  */
 static int xctl_ping(unsigned int count)
 {
 	struct timespec t0, t1;
+	struct xr_stats st0, st1;
 	struct xc_session *s;
 	double *us, cpu0, cpu1;
 	cudaError_t err;
@@ -266,6 +304,7 @@ static int xctl_ping(unsigned int count)
 		free(us);
 		return 1;
 	}
+	st0 = xctl_stats(s);
 	cpu0 = xctl_cpu_s();
 	for (i = 0; i < count && !r; i++) {
 		clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -275,6 +314,7 @@ static int xctl_ping(unsigned int count)
 			(double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
 	}
 	cpu1 = xctl_cpu_s();
+	st1 = xctl_stats(s);
 	xctl_unblock(s, off, heap);
 	if (r < 0) {
 		printf("ping FAILED: %s\n", xc_error_name(err));
@@ -296,6 +336,7 @@ static int xctl_ping(unsigned int count)
 		       s->t.ops->name, count, us[count / 2],
 		       us[(size_t)count * 99 / 100], (cpu1 - cpu0) * 1e6 / count);
 	}
+	xctl_ping_stats(s, count, &st0, &st1);
 	free(us);
 	return 0;
 }

@@ -110,7 +110,8 @@ struct xcuda_response {
 
 /*
  * Response flags, added to the request's flags in an answer.  Request
- * flags take bits from 0 up, these from 15 down (xen.h: XCUDA_RSPF_GONE).
+ * flags take bits from 0 up, these from 15 down (15 was the `xen`
+ * transport's GONE in its version 1; unused since).
  * OUTPUT: the worker holds device output (kernel printf, assert messages)
  * that the guest has not taken yet; OUTPUT_TAKE fetches it.
  */

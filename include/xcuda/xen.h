@@ -4,16 +4,28 @@
  * guest library agree on beyond the ring format of xcuda/proto.h.
  *
  * One xenbus device (type "xcuda") connects a guest to Dom0 with one
- * shared ring and one event channel.  Every process of the guest that
- * opens /dev/xcuda gets a session of its own on that ring; the backend
- * hands each session to one xcudad worker through /dev/xcuda-back.
+ * control ring and one event channel, which only the kernel modules use:
+ * they create and end sessions there.  Every process of the guest that
+ * opens /dev/xcuda gets a session of its own; the backend hands each
+ * session to one xcudad worker through /dev/xcuda-back.
  *
- * The arena of a session belongs to Dom0: the worker allocates it (a
- * memfd it maps), xcuda-back pins its pages and grants them to the guest,
- * and xcuda-front maps those grants into the guest process.  Pages of
- * Dom0's own can be registered with CUDA for DMA (cudaHostRegister), which
- * foreign pages mapped into Dom0 may not be; so copies from the arena go
- * straight to the GPU.
+ * A session's requests never pass through either kernel.  They travel on
+ * the session's data ring, which the guest process and its worker both
+ * map, with an event channel of its own as the doorbell: the same ring,
+ * records and spin-then-sleep protocol as the `local` transport
+ * (common/ring_wait.h).  Each module bridges the session's event channel
+ * to two eventfds of its process: an event from the peer signals the
+ * "bell" eventfd, which the process sleeps on, and a write to the "kick"
+ * eventfd sends an event to the peer.  While both sides spin, a call
+ * makes no system call at all.
+ *
+ * The shared memory of a session belongs to Dom0: the worker allocates it
+ * (a memfd it maps), xcuda-back pins its pages and grants them to the
+ * guest, and xcuda-front maps those grants into the guest process.  It is
+ * one header page (struct xcuda_data_intf), the data ring (1 << ring_order
+ * pages), then the arena.  Pages of Dom0's own can be registered with
+ * CUDA for DMA (cudaHostRegister), which foreign pages mapped into Dom0
+ * may not be; so copies from the arena go straight to the GPU.
  *
  * This header compiles in the kernel and in user space.  See
  * docs/protocol.md, "The xen transport".
@@ -39,12 +51,28 @@
 #define XCUDA_XS_MAX_SESSIONS		"max-sessions"	/* toolstack */
 #define XCUDA_XS_MAX_ARENA		"max-arena-bytes"	/* toolstack */
 
-#define XCUDA_XEN_VERSION		1
+#define XCUDA_XEN_VERSION		2
 #define XCUDA_XEN_DEF_SESSIONS		16
 #define XCUDA_XEN_MAX_SESSIONS		256
 #define XCUDA_XEN_DEF_ARENA		(64ull << 20)
 /* Arena offsets on the wire are 32-bit. */
 #define XCUDA_XEN_MAX_ARENA		(4ull << 30)
+/* A session's data ring: 1 << order pages (xcuda/proto.h's records). */
+#define XCUDA_XEN_DEF_DATA_ORDER	4
+
+/*
+ * The first page of a session's shared memory.  Only Dom0 writes it:
+ * xcuda-back sets closed to 1, then sends an event, when the session is
+ * over (its worker exited, xcudad or the backend went away), so that a
+ * guest process sleeping on its bell or spinning on its ring learns it.
+ */
+struct xcuda_data_intf {
+	__u32 closed;
+	__u32 rsvd[1023];
+};
+
+/* Pages before the arena: the header page and the data ring. */
+#define XCUDA_XEN_DATA_PAGES(order)	(1u + (1u << (order)))
 
 /* ------------------------------------------------------------------ */
 /* Transport requests on the ring, answered by xcuda-back itself.      */
@@ -59,22 +87,26 @@
 struct xcuda_xsession_new_args {
 	__u64 arena_size;	/* wanted; the backend may lower it */
 	__u32 flags;		/* none defined: 0 */
+	__u32 evtchn;		/* the session's doorbell: an unbound port */
+				/* the frontend allocated for the backend */
+	__u32 ring_order;	/* data ring pages, log2: 0..4, wanted */
 	__u32 rsvd;
 };
 
 struct xcuda_xsession_new_res {
 	__u32 session;		/* id every request of the session carries */
 	__u32 dir_ref;		/* grant of the first directory page */
-	__u32 nr_pages;		/* arena pages, arena_size / 4096 */
-	__u32 rsvd;
+	__u32 nr_pages;		/* XCUDA_XEN_DATA_PAGES(ring_order) + */
+				/* arena_size / 4096 */
+	__u32 ring_order;	/* granted: at most the one asked for */
 	__u64 arena_size;	/* granted */
 };
 
 /*
- * The arena's grants are listed in a chain of directory pages, each
- * granted read-only to the guest and laid out as struct
- * xcuda_page_directory: the grant of the next directory page (0 in the
- * last one), then those of the arena's pages in order (the last page
+ * The shared pages' grants (header, data ring, arena) are listed in a
+ * chain of directory pages, each granted read-only to the guest and laid
+ * out as struct xcuda_page_directory: the grant of the next directory
+ * page (0 in the last one), then those of the shared pages in order (the last page
  * lists the rest and ends with zeros).  A chain of
  * ceil(nr_pages / XCUDA_DIR_REFS) pages.
  *
@@ -94,54 +126,39 @@ struct xcuda_page_directory {
 };
 
 /*
- * Response flags (xcuda_response.flags is the request's flags, to which
- * the backend adds these).  A request of a session the backend no longer
- * has (its worker died, or it never existed for this frontend) is
- * answered by the backend with status -ESHUTDOWN and XCUDA_RSPF_GONE;
- * the frontend then ends that session locally.
- *
- * Whatever xcuda-back answers by itself, on any opcode, carries a
- * negative errno as its status: -ESHUTDOWN (session gone, with
- * XCUDA_RSPF_GONE), -EINVAL (malformed request), -ENOMEM.  A worker's
- * answer carries a cudaError_t (0 or positive).  The guest library maps
- * the errno values to CUDA errors.
+ * On the control ring xcuda-back answers only the transport opcodes
+ * above, with a negative errno as the status: -EINVAL (malformed, or any
+ * other opcode), -ENOENT (no such session), -ENOSPC, -ENOMEM, -ESHUTDOWN
+ * (no xcudad), -ETIMEDOUT.  On a data ring a worker answers each request
+ * with a cudaError_t (0 or positive).
  */
-#define XCUDA_RSPF_GONE		(1u << 15)
 
 /* ------------------------------------------------------------------ */
 /* /dev/xcuda (xcuda-front.ko): one session per open file.              */
 
 struct xcuda_ioc_open {
 	__u64 arena_size;	/* in: wanted (0: backend's default) */
-				/* out: granted; mmap() exactly this */
+				/* out: granted */
+	__u64 map_size;		/* out: mmap() exactly this, offset 0: */
+				/* header page, data ring, arena */
 	__u32 session;		/* out */
-	__u32 slots;		/* out: most requests in flight at once */
+	__u32 ring_order;	/* in: wanted (0: the default), out: granted */
 	__u32 version;		/* out: XCUDA_XEN_VERSION */
-	__u32 rsvd;
-};
-
-struct xcuda_ioc_submit {
-	__u64 reqs;		/* user pointer to struct xcuda_request[n] */
-	__u32 n;		/* 1 .. slots */
-	__u32 rsvd;
+	__s32 bell_fd;		/* in: an eventfd the driver signals */
+	__s32 kick_fd;		/* in: an eventfd; a write rings Dom0 */
+	__u32 rsvd;		/* in: 0 */
 };
 
 #define XCUDA_IOC_MAGIC		'X'
-/* Creates the session (once per open file); then mmap() the arena. */
-#define XCUDA_IOC_OPEN		_IOWR(XCUDA_IOC_MAGIC, 1, struct xcuda_ioc_open)
 /*
- * Posts n requests and rings the backend once.  hdr.session is set by
- * the driver; hdr.id is the caller's and comes back in the response.
- * Fails with EAGAIN if it would put more than slots in flight, EPIPE
- * once the session is gone.
+ * Creates the session (once per open file) on an event channel of its
+ * own, bridged to the two eventfds; then mmap() the shared pages.  The
+ * driver keeps references to both eventfds until the file is closed.
+ * poll() says EPOLLHUP once the connection to the backend is lost; the
+ * header page's closed word says when Dom0 ended the session.  Nothing
+ * is read from or written to the file.
  */
-#define XCUDA_IOC_SUBMIT	_IOW(XCUDA_IOC_MAGIC, 2, struct xcuda_ioc_submit)
-/*
- * read() returns whole struct xcuda_response, as many as fit and are
- * queued; it blocks for the first one unless O_NONBLOCK (EAGAIN).  poll()
- * says POLLIN when one is queued, POLLHUP once the session is gone and
- * nothing is left to read; read() then fails with EPIPE.
- */
+#define XCUDA_IOC_OPEN		_IOWR(XCUDA_IOC_MAGIC, 3, struct xcuda_ioc_open)
 
 /* ------------------------------------------------------------------ */
 /* /dev/xcuda-back (xcuda-back.ko): xcudad and its workers.             */
@@ -166,6 +183,8 @@ struct xcuda_back_event {
 	__u32 devid;
 	__u64 arena_size;	/* within the backend's limits */
 	__u64 token;		/* for ATTACH or REFUSE */
+	__u32 ring_order;	/* the session's data ring: 1 << this pages */
+	__u32 rsvd;
 };
 
 struct xcuda_back_attach {
@@ -179,13 +198,19 @@ struct xcuda_back_refuse {
 };
 
 /*
- * The worker hands its arena: [addr, addr + size), page-aligned user
- * memory of exactly the event's arena_size, which the backend pins and
- * grants to the guest.  That completes the guest's SESSION_NEW.
+ * The worker hands its shared memory: [addr, addr + size), page-aligned
+ * user memory of exactly XCUDA_XEN_DATA_PAGES(ring_order) pages plus the
+ * event's arena_size, which the backend pins and grants to the guest,
+ * with the data ring already initialised (SHARED_RING_INIT) in its second
+ * page.  The backend binds the session's event channel to the two
+ * eventfds: an event from the guest signals bell_fd, a write to kick_fd
+ * sends one.  That completes the guest's SESSION_NEW.
  */
 struct xcuda_back_arena {
 	__u64 addr;
 	__u64 size;
+	__s32 bell_fd;
+	__s32 kick_fd;
 };
 
 #define XCUDA_BACK_IOC_MAGIC	'x'
@@ -194,18 +219,14 @@ struct xcuda_back_arena {
 				     struct xcuda_back_attach)
 #define XCUDA_BACK_IOC_REFUSE	_IOW(XCUDA_BACK_IOC_MAGIC, 3, \
 				     struct xcuda_back_refuse)
-#define XCUDA_BACK_IOC_ARENA	_IOW(XCUDA_BACK_IOC_MAGIC, 4, \
+#define XCUDA_BACK_IOC_ARENA	_IOW(XCUDA_BACK_IOC_MAGIC, 5, \
 				     struct xcuda_back_arena)
 /*
- * On an attached file: read() returns whole struct xcuda_request of the
- * session, copied once out of the ring and checked (session, len, rsvd,
- * the data extent within the arena); blocks unless O_NONBLOCK; returns 0
- * once the session has ended (the guest process closed it, the frontend
- * or its domain went away): the worker then exits.  write() takes whole
- * struct xcuda_response, each answering the oldest unanswered request of
- * the session (same id and op), in order; anything else is EINVAL and
- * ends the session.  Closing the file ends the session; requests still
- * unanswered are answered -ESHUTDOWN with XCUDA_RSPF_GONE.
+ * On an attached file: poll() says EPOLLHUP once the session has ended
+ * (the guest process closed it, the frontend or its domain went away);
+ * the worker then exits.  Nothing is read or written.  Closing the file
+ * ends the session: the backend marks the header page closed, rings the
+ * guest, and ends the grants.
  */
 
 #endif /* XCUDA_XEN_H */

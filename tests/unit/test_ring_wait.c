@@ -2,8 +2,9 @@
 /*
  * common/ring_wait: the wait (an answer seen while spinning costs no
  * system call, a sleeping consumer wakes on its doorbell, timeouts, the
- * peer's hang-up and protocol breach), the doorbell suppression of the
- * producer, the drain, the reads, and XCUDA_SPIN_US.  Both ends run in
+ * peer's hang-up and protocol breach, a session marked closed, a device
+ * file as the hang-up descriptor), the doorbell suppression of the
+ * producer, the counters, the drain, the reads, and XCUDA_SPIN_US.  Both ends run in
  * one process, as threads over a ring in ordinary memory, so that the
  * test also runs under ThreadSanitizer.
  */
@@ -218,6 +219,7 @@ struct late {
 	unsigned int delay_ms;
 	int after_sleep;	/* wait until the front says it sleeps */
 	int notified;
+	uint32_t *closed;	/* set, then ring, instead of answering */
 };
 
 static void *late_answer(void *arg)
@@ -230,6 +232,12 @@ static void *late_answer(void *arg)
 		       p->prod + 1)
 			sleep_ms(1);
 	sleep_ms(a->delay_ms);
+	if (a->closed) {
+		/* The peer's side ends the session: marks it, then rings. */
+		__atomic_store_n(a->closed, 1, __ATOMIC_RELEASE);
+		xr_bell_ring(p->back.peer_bell);
+		return NULL;
+	}
 	a->notified = answer(p, 42);
 	if (a->notified)
 		xr_bell_ring(p->back.peer_bell);
@@ -327,6 +335,18 @@ static void case_wait_timeout(void)
 	pair_close(&p);
 }
 
+/* The peer answered 9 and went (@how): the answer first, then -EPIPE. */
+static void left_behind(struct pair *p, const char *how)
+{
+	uint32_t v = 0;
+	int r;
+
+	r = consume(p, 0, 5000, &v);
+	CHECKF(r == 1 && v == 9, "%s: the answer left behind first", how);
+	r = consume(p, 0, 5000, &v);
+	CHECKF(r == -EPIPE && p->front.dead, "%s: then -EPIPE", how);
+}
+
 static void case_wait_peer(void)
 {
 	struct pair p;
@@ -338,10 +358,7 @@ static void case_wait_peer(void)
 	answer(&p, 9);
 	close(p.back.sock);
 	p.back.sock = -1;
-	r = consume(&p, 0, 5000, &v);
-	CHECK(r == 1 && v == 9, "hang-up: the answer left behind first");
-	r = consume(&p, 0, 5000, &v);
-	CHECK(r == -EPIPE && p.front.dead, "hang-up: then -EPIPE");
+	left_behind(&p, "hang-up");
 	pair_close(&p);
 
 	/* The socket carries nothing after the handshake. */
@@ -365,6 +382,147 @@ static void case_wait_peer(void)
 	CHECK(r == 0 && !p.back.bell_owed && readable(p.front.bell),
 	      "owed bell rung before waiting");
 	pair_close(&p);
+}
+
+/*
+ * The peer's side marks the session over @delay_ms from now (once we
+ * sleep, with @after_sleep) while we wait, spinning @spin_ns first.
+ */
+static void closed_later(unsigned int delay_ms, int after_sleep,
+			 uint64_t spin_ns, const char *name)
+{
+	uint32_t closed = 0, v;
+	struct late a;
+	struct pair p;
+	pthread_t th;
+	uint64_t t0;
+	int r;
+
+	pair_open(&p, 0, 1);
+	p.front.closed = &closed;
+	a = (struct late){ .p = &p, .delay_ms = delay_ms,
+			   .after_sleep = after_sleep, .closed = &closed };
+	pthread_create(&th, NULL, late_answer, &a);
+	t0 = xr_now_ns();
+	r = consume(&p, spin_ns, 10000, &v);
+	pthread_join(th, NULL);
+	CHECK(r == -EPIPE && ms_since(t0) < 5000.0, name);
+	pair_close(&p);
+}
+
+/*
+ * `xen`'s ends: the peer's side marks the session over in shared memory
+ * (@closed), then rings; the descriptor watched for the hang-up is a
+ * device file (a pipe here), whose readability means nothing.
+ */
+static void case_wait_closed(void)
+{
+	uint32_t closed = 0;
+	struct pair p;
+
+	/* Marked over: what was published before comes first. */
+	pair_open(&p, 0, 1);
+	p.front.closed = &closed;
+	answer(&p, 9);
+	__atomic_store_n(&closed, 1, __ATOMIC_RELEASE);
+	left_behind(&p, "closed");
+	pair_close(&p);
+
+	/* Marked while we sleep: the bell that follows wakes us. */
+	closed_later(20, 1, 0, "closed while asleep: woken, -EPIPE");
+	/* Marked while we spin: found at the latest when the spin ends. */
+	closed_later(5, 0, 50000000, "closed while spinning: -EPIPE");
+}
+
+/*
+ * Makes a pipe's read end the front's hang-up descriptor, with @hup_only,
+ * and makes it readable; returns the write end.
+ */
+static int pipe_as_sock(struct pair *p, int hup_only)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC | O_NONBLOCK)) {
+		perror("pipe2");
+		exit(2);
+	}
+	close(p->front.sock);
+	p->front.sock = fds[0];
+	p->front.sock_hup_only = hup_only;
+	CHECK(write(fds[1], "x", 1) == 1, "the file is readable");
+	return fds[1];
+}
+
+/* A device file as the hang-up descriptor: only POLLHUP/POLLERR count. */
+static void case_wait_hup_only(void)
+{
+	struct pair p;
+	uint32_t v;
+	int w, r;
+
+	pair_open(&p, 0, 1);
+	w = pipe_as_sock(&p, 1);
+	/* Readable, yet no socket: neither data (EPROTO) nor a hang-up. */
+	r = consume(&p, 0, 50, &v);
+	CHECK(r == 0 && !p.front.dead && !p.front.broken,
+	      "hup only: readable file ignored, timeout");
+	close(w);
+	r = consume(&p, 0, 5000, &v);
+	CHECK(r == -EPIPE && p.front.dead, "hup only: hang-up: -EPIPE");
+	pair_close(&p);
+
+	/* Without the flag the same readable file is taken for a hang-up. */
+	pair_open(&p, 0, 1);
+	w = pipe_as_sock(&p, 0);
+	CHECK(consume(&p, 0, 5000, &v) == -EPIPE && !p.front.broken,
+	      "no flag: recv() on a file fails: dead, not broken");
+	close(w);
+	pair_close(&p);
+}
+
+/* The counters: pushes, bells (write()s) and sleeps (poll()s). */
+static void case_stats(void)
+{
+	struct pair p;
+	uint32_t v;
+	int efd;
+
+	pair_open(&p, 0, 1);
+	CHECK(p.back.stats.bells == 0 && p.front.stats.sleeps == 0,
+	      "stats: zero at first");
+	p.prod++;
+	xr_end_push(&p.back, p.prod, 0);	/* crosses the event: rings */
+	p.prod++;
+	xr_end_push(&p.back, p.prod, 0);	/* stale event: no bell */
+	CHECK_EQ(p.back.stats.bells, 1, "stats: one bell for two pushes");
+	p.cons = p.prod;
+	CHECK(consume(&p, 0, 10, &v) == 0 && p.front.stats.sleeps >= 1,
+	      "stats: a sleep counted");
+	p.prod++;
+	xr_end_push(&p.back, p.prod, 1);	/* owed, not rung */
+	CHECK_EQ(p.back.stats.bells, 1, "stats: owed bell not counted");
+	{
+		struct xr_wait w = { .timeout_ms = 0 };
+
+		p.back.in_cons = &p.cons;
+		xr_wait(&p.back, &w);
+	}
+	CHECK_EQ(p.back.stats.bells, 2, "stats: owed bell rung, counted");
+	pair_close(&p);
+
+	/* Doorbells made in pairs; -1 both on failure. */
+	{
+		struct xr_end e = { 0 };
+
+		CHECK(xr_end_bells(&e) == 0 && e.bell >= 0 &&
+		      e.peer_bell >= 0 && e.bell != e.peer_bell,
+		      "bells: two eventfds");
+		efd = e.bell;
+		CHECK(xr_bell_ring(e.peer_bell) == 0 && !readable(efd) &&
+		      readable(e.peer_bell), "bells: independent");
+		close(e.bell);
+		close(e.peer_bell);
+	}
 }
 
 static void case_bell(void)
@@ -502,6 +660,9 @@ int main(void)
 	case_wait_bell();
 	case_wait_timeout();
 	case_wait_peer();
+	case_wait_closed();
+	case_wait_hup_only();
+	case_stats();
 	case_bell();
 	case_read();
 	case_spin_env();

@@ -159,6 +159,7 @@ BACK_KO=$TOP/dom0-kmod/xcuda-back.ko
 HOSTILE_KO=$TOP/tests/xen/hostile/xcuda-hostile.ko
 XCUDAD=$B/bin/xcudad
 XCUDACTL=$B/bin/xcudactl
+RING_TEST=$B/bin/xcuda-ring-test
 GUESTLIB=$B/lib/libcudart.so.13
 GUESTDRV=$B/lib/libcuda.so.1
 DEMO=$B/demo/demo
@@ -187,6 +188,7 @@ fi
 # LD_LIBRARY_PATH resolves to xcuda's own library in the DomU.
 export LDD_PATH=$B/lib
 [ -e "$XCUDACTL" ] && copy_elf "$R" "$XCUDACTL" /usr/bin/xcudactl
+[ -e "$RING_TEST" ] && copy_elf "$R" "$RING_TEST" /usr/bin/xcuda-ring-test
 cuda_tests "$R"
 [ -e "$DEMO" ] && copy_elf "$R" "$DEMO" "$OPT/demo/demo"
 unset LDD_PATH
@@ -241,6 +243,8 @@ HAVE_FRONT=$(have "$FRONT_KO")
 HAVE_HOSTILE=$(have "$HOSTILE_KO")
 HAVE_XCUDAD=$(have "$XCUDAD")
 HAVE_XCUDACTL=$(have "$XCUDACTL")
+HAVE_RING_TEST=$(have "$RING_TEST")
+RIG_PINGPONG=${XCUDA_RIG_PINGPONG:-1000000}
 HAVE_GUESTLIB=$(have "$GUESTLIB")
 HAVE_TESTS=$( [ -s "$OUT/programs" ] && echo 1 || echo 0)
 HAVE_DEMO=$(have "$DEMO")

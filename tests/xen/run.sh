@@ -115,7 +115,7 @@ if [ -x "$NVCC" ]; then
 else
 	echo "== build: no nvcc at $NVCC: the CUDA programs are left out"
 fi
-for f in bin/xcudad lib/libcudart.so.13 bin/xcudactl; do
+for f in bin/xcudad lib/libcudart.so.13 bin/xcudactl bin/xcuda-ring-test; do
 	[ -e "$B/$f" ] || echo "== $B/$f is not built (make): left out"
 done
 

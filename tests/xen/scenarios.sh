@@ -9,9 +9,10 @@
 # the SCENARIOS line to know which results to expect.
 
 # shellcheck disable=SC2034 # read by run.sh
-SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug"
+SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug pingpong corrupt-ring"
 
 XCUDACTL="LD_LIBRARY_PATH=$OPT/lib xcudactl"
+RING_TEST="LD_LIBRARY_PATH=$OPT/lib xcuda-ring-test"
 
 # A session works: one small ECHO through a fresh session.
 session_works() {
@@ -322,6 +323,49 @@ sc_hotplug() {
 	session_works "after xcuda-xl attach" || return
 }
 
+# ------------------------------------------------------------------ 11
+
+# RIG_PINGPONG round trips on one data ring, half with this side spinning
+# for its answers while the worker naps between random pauses, half with
+# this side sleeping on every answer (XCUDA_SPIN_US=0): a lost wake-up
+# hangs a call, which the program reports after 10 s.
+sc_pingpong() {
+	need RING_TEST xcuda-ring-test XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	pp_half=$((${RIG_PINGPONG:-1000000} / 2))
+	for pp_env in "" "XCUDA_SPIN_US=0"; do
+		domu 1800 "$pp_env $RING_TEST pingpong $pp_half 0x${#pp_env}5eed"
+		sed 's/^/RIG:   /' "$W/domu.out" "$W/domu.err"
+		[ "$DU_RC" = 0 ] && grep -q "^pingpong ok: $pp_half round trips" "$W/domu.out" ||
+			{ fail "pingpong ${pp_env:-spinning}: status ${DU_RC:-none}: $(head -n 1 "$W/domu.out")"; return; }
+	done
+	wait_workers 20 -eq 0 || fail "$(workers) workers left"
+}
+
+# ------------------------------------------------------------------ 12
+
+# A process that breaks its own data ring loses its session, and only
+# it: another process's session, open all along, still works.
+sc_corrupt_ring() {
+	need RING_TEST xcuda-ring-test XCUDACTL xcudactl XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	bg_start hold12 "$XCUDACTL hold 40" || { fail "could not start xcudactl hold"; return; }
+	wait_workers 30 -ge 1 || { fail "no worker for the other session"; return; }
+	cr_w=$(workers)
+	domu 60 "$RING_TEST corrupt"
+	sed 's/^/RIG:   /' "$W/domu.out" "$W/domu.err"
+	[ "$DU_RC" = 0 ] && grep -q '^corrupt ok' "$W/domu.out" ||
+		{ fail "corrupt: status ${DU_RC:-none}: $(tail -n 1 "$W/domu.out")"; return; }
+	grep -q 'broke the ring\|bogus\|EPROTO\|protocol' "$XCUDAD_LOG" ||
+		say "note: xcudad logged nothing about the broken ring"
+	wait_workers 20 -eq "$cr_w" || { fail "$(workers) workers, $cr_w with the other session alone"; return; }
+	domu_ok 60 "wait_rc() { [ -e /tmp/hold12.rc ]; }; while ! wait_rc; do sleep 1; done; cat /tmp/hold12.rc /tmp/hold12.out" ||
+		{ fail "the other session: status ${DU_RC:-none}"; return; }
+	sed 's/^/RIG:   /' "$W/domu.out"
+	[ "$(head -n 1 "$W/domu.out")" = 0 ] || { fail "the other session failed: $(tail -n 1 "$W/domu.out")"; return; }
+	session_works "after the corrupt ring" || return
+}
+
 run_scenarios() {
 	scenario 1 connect sc_connect
 	scenario 2 echo sc_echo
@@ -333,6 +377,8 @@ run_scenarios() {
 	scenario 8 hostile sc_hostile
 	scenario 9 destroy sc_destroy
 	scenario 10 hotplug sc_hotplug
+	scenario 11 pingpong sc_pingpong
+	scenario 12 corrupt-ring sc_corrupt_ring
 }
 
 # ------------------------------------------------------------------ demo

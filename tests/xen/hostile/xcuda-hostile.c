@@ -2,9 +2,11 @@
 /*
  * xcuda-hostile: a test-only xenbus frontend of type "xcuda".
  *
- * It connects to xcuda-back as the real frontend does (one ring page),
- * then, once Connected, posts malformed requests and checks that each
- * gets an error answer while the backend stays Connected.  The last case
+ * It connects to xcuda-back as the real frontend does (one control ring
+ * page), then, once Connected, posts malformed requests and checks that
+ * each gets an error answer while the backend stays Connected: malformed
+ * SESSION_NEWs (ports, ring orders, sizes), and a session's calls, which
+ * belong on its data ring and never on the control ring.  The last case
  * lies about the ring's producer index: the backend must disconnect.
  * Each case logs "xcuda-hostile: PASS <name>", "FAIL <name>: <why>" or
  * "SKIP <name>: <why>"; the run ends with "DONE <n> passed, <m> failed".
@@ -28,10 +30,12 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <xen/events.h>
+#include <xen/interface/event_channel.h>
 #include <xen/grant_table.h>
 #include <xen/page.h>
 #include <xen/xen.h>
 #include <xen/xenbus.h>
+#include <asm/xen/hypercall.h>
 
 #include "xcuda/proto.h"
 #include "xcuda/xen.h"
@@ -47,8 +51,9 @@ MODULE_PARM_DESC(cases, "comma-separated cases to run (default: all)");
 #define XH_ARENA	SZ_1M
 /* xcuda-back answers by itself with a negative errno. */
 #define XH_INVALID	(-EINVAL)
-#define XH_GONE		(-ESHUTDOWN)	/* with XCUDA_RSPF_GONE */
 #define XH_ANY_ERROR	INT_MIN
+/* Ports made for SESSION_NEWs, closed at teardown. */
+#define XH_MAX_PORTS	16
 /*
  * Two commands of the wire protocol (spec/xcuda.calls, spec/cudart.calls),
  * by number: their layouts are generated for user space only.
@@ -73,6 +78,8 @@ static struct {
 	u64 next_id;
 	u32 session;			/* of valid-session, or 0 */
 	u64 arena_size;
+	evtchn_port_t ports[XH_MAX_PORTS];
+	unsigned int nr_ports;
 	unsigned int passed, failed;
 } xh = {
 	.lock = __MUTEX_INITIALIZER(xh.lock),
@@ -235,9 +242,38 @@ static u32 xh_foreign_session(void)
 	return id;
 }
 
+/* A fresh unbound port for the backend, as a session's doorbell; or 0. */
+static evtchn_port_t xh_port(void)
+{
+	struct evtchn_alloc_unbound alloc = {
+		.dom = DOMID_SELF,
+		.remote_dom = xh.dev->otherend_id,
+	};
+
+	if (xh.nr_ports == XH_MAX_PORTS ||
+	    HYPERVISOR_event_channel_op(EVTCHNOP_alloc_unbound, &alloc))
+		return 0;
+	xh.ports[xh.nr_ports++] = alloc.port;
+	return alloc.port;
+}
+
+static void xh_close_ports(void)
+{
+	struct evtchn_close close;
+
+	while (xh.nr_ports) {
+		close.port = xh.ports[--xh.nr_ports];
+		HYPERVISOR_event_channel_op(EVTCHNOP_close, &close);
+	}
+}
+
 static void xh_new_request(struct xcuda_request *req, u64 arena_size)
 {
-	struct xcuda_xsession_new_args a = { .arena_size = arena_size };
+	struct xcuda_xsession_new_args a = {
+		.arena_size = arena_size,
+		.evtchn = xh_port(),
+		.ring_order = 0,
+	};
 
 	memset(req, 0, sizeof(*req));
 	req->hdr.op = XCUDA_XOP_SESSION_NEW;
@@ -279,7 +315,7 @@ static void xh_unknown_op(const char *name)
 		.hdr.session = xh_foreign_session(),
 	};
 
-	xh_expect(name, &req, XH_GONE, XCUDA_RSPF_GONE);
+	xh_expect(name, &req, XH_INVALID, 0);
 }
 
 static void xh_foreign(const char *name)
@@ -298,6 +334,66 @@ static void xh_new_bad_len(const char *name)
 
 	xh_new_request(&req, XH_ARENA);
 	req.hdr.len++;
+	xh_expect(name, &req, XH_ANY_ERROR, 0);
+}
+
+/* A SESSION_NEW spoilt by @spoil: refused before any worker exists. */
+static void xh_new_spoilt(const char *name,
+			  void (*spoil)(struct xcuda_xsession_new_args *a))
+{
+	struct xcuda_xsession_new_args a;
+	struct xcuda_request req;
+
+	xh_new_request(&req, XH_ARENA);
+	memcpy(&a, req.args, sizeof(a));
+	spoil(&a);
+	memcpy(req.args, &a, sizeof(a));
+	xh_expect(name, &req, XH_INVALID, 0);
+}
+
+static void xh_spoil_port(struct xcuda_xsession_new_args *a)
+{
+	a->evtchn = 0;
+}
+
+static void xh_spoil_order(struct xcuda_xsession_new_args *a)
+{
+	a->ring_order = XCUDA_MAX_RING_ORDER + 1;
+}
+
+static void xh_spoil_flags(struct xcuda_xsession_new_args *a)
+{
+	a->flags = 1;
+}
+
+static void xh_new_no_port(const char *name)
+{
+	xh_new_spoilt(name, xh_spoil_port);
+}
+
+static void xh_new_big_ring(const char *name)
+{
+	xh_new_spoilt(name, xh_spoil_order);
+}
+
+static void xh_new_flags(const char *name)
+{
+	xh_new_spoilt(name, xh_spoil_flags);
+}
+
+/*
+ * A port that is not an unbound one for Dom0 (the control ring's own,
+ * bound already): the worker's bind fails and the guest is told so.
+ */
+static void xh_new_bound_port(const char *name)
+{
+	struct xcuda_xsession_new_args a;
+	struct xcuda_request req;
+
+	xh_new_request(&req, XH_ARENA);
+	memcpy(&a, req.args, sizeof(a));
+	a.evtchn = xh.evtchn;
+	memcpy(req.args, &a, sizeof(a));
 	xh_expect(name, &req, XH_ANY_ERROR, 0);
 }
 
@@ -359,9 +455,12 @@ static void xh_valid_session(const char *name)
 	}
 	memcpy(&res, rsp.out, sizeof(res));
 	if (rsp.status || rsp.len < sizeof(res) || !res.session ||
-	    !res.arena_size || res.arena_size > XH_ARENA) {
-		xh_fail(name, "status %d, session %u, %llu bytes", rsp.status,
-			res.session, res.arena_size);
+	    !res.arena_size || res.arena_size > XH_ARENA ||
+	    res.ring_order ||
+	    res.nr_pages != XCUDA_XEN_DATA_PAGES(0) +
+			    res.arena_size / XCUDA_PAGE_SIZE) {
+		xh_fail(name, "status %d, session %u, %llu bytes, %u pages",
+			rsp.status, res.session, res.arena_size, res.nr_pages);
 		return;
 	}
 	xh.session = res.session;
@@ -369,45 +468,13 @@ static void xh_valid_session(const char *name)
 	xh_pass(name);
 }
 
-static void xh_len_300(const char *name)
+/* A well-formed call of a live session: its place is the data ring. */
+static void xh_call_on_control(const char *name)
 {
 	struct xcuda_request req;
 
 	if (!xh_session_request(name, &req))
 		return;
-	req.hdr.len = 300;
-	xh_expect(name, &req, XH_INVALID, 0);
-}
-
-static void xh_extent_past(const char *name)
-{
-	struct xcuda_request req;
-
-	if (!xh_session_request(name, &req))
-		return;
-	req.hdr.data_off = xh.arena_size - XCUDA_PAGE_SIZE;
-	req.hdr.data_len = 2 * XCUDA_PAGE_SIZE;
-	xh_expect(name, &req, XH_INVALID, 0);
-}
-
-static void xh_extent_wrap(const char *name)
-{
-	struct xcuda_request req;
-
-	if (!xh_session_request(name, &req))
-		return;
-	req.hdr.data_off = 0xfffff000u;
-	req.hdr.data_len = 0x2000u;
-	xh_expect(name, &req, XH_INVALID, 0);
-}
-
-static void xh_rsvd(const char *name)
-{
-	struct xcuda_request req;
-
-	if (!xh_session_request(name, &req))
-		return;
-	req.hdr.rsvd = 1;
 	xh_expect(name, &req, XH_INVALID, 0);
 }
 
@@ -510,12 +577,13 @@ static const struct {
 	{ "unknown-op-no-session", xh_unknown_op },
 	{ "foreign-session", xh_foreign },
 	{ "new-bad-len", xh_new_bad_len },
+	{ "new-no-port", xh_new_no_port },
+	{ "new-ring-order", xh_new_big_ring },
+	{ "new-flags", xh_new_flags },
+	{ "new-bound-port", xh_new_bound_port },
 	{ "new-huge-arena", xh_new_huge },
 	{ "valid-session", xh_valid_session },
-	{ "len-300", xh_len_300 },
-	{ "extent-past-arena", xh_extent_past },
-	{ "extent-overflow", xh_extent_wrap },
-	{ "rsvd-nonzero", xh_rsvd },
+	{ "call-on-control-ring", xh_call_on_control },
 	{ "op-zero", xh_op_zero },
 	{ "end-valid-session", xh_end_valid },
 	{ "end-foreign-session", xh_end_foreign },
@@ -570,6 +638,7 @@ static void xh_teardown(void)
 	}
 	if (xh.sring)
 		xenbus_teardown_ring((void **)&xh.sring, 1, &xh.ref);
+	xh_close_ports();
 	mutex_unlock(&xh.lock);
 }
 

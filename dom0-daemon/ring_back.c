@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The worker's end of an xcuda ring (ring_back.h).
+ *
+ * Waiting and doorbells are common/ring_wait.h's: req_event before we
+ * sleep, rsp_event checked after we answer, so no wake-up is lost and no
+ * bell rings while the guest spins.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ring_back.h"
+
+void xd_ring_init(struct xd_ring *r, xcuda_sring_t *sring, size_t ring_bytes)
+{
+	SHARED_RING_INIT(sring);
+	BACK_RING_INIT(&r->back, sring, ring_bytes);
+	r->req_prod = r->back.req_cons;
+	xr_end_ring(&r->end, &sring->req_prod, &sring->req_event,
+		    &r->back.req_cons, &sring->rsp_prod, &sring->rsp_event);
+	/* Over nonsense the worker takes the default: it has no one to tell. */
+	(void)xr_spin_env(XD_RING_SPIN_US, &r->end.spin_ns);
+}
+
+/*
+ * Copies the next request out, if there is one: 1, 0 or -EPROTO.  The
+ * guest's req_prod is read once, and only when everything up to the last
+ * value read has been taken.  It may not claim more than a ring's worth
+ * of requests beyond our answers, nor fall behind what we have taken.
+ */
+static int xd_take(void *ctx, void *out, unsigned int max)
+{
+	struct xcuda_request *req = out;
+	struct xd_ring *r = ctx;
+	xcuda_back_ring_t *b = &r->back;
+
+	(void)max;	/* one at a time: the worker answers each in turn */
+
+	if (r->end.broken)
+		return -EPROTO;
+	if (b->req_cons == r->req_prod) {
+		RING_IDX rp;
+
+		rp = __atomic_load_n(&b->sring->req_prod, __ATOMIC_RELAXED);
+		xen_rmb();	/* slots only after the index covering them */
+		if (RING_REQUEST_PROD_OVERFLOW(b, rp) ||
+		    rp - b->rsp_prod_pvt < b->req_cons - b->rsp_prod_pvt) {
+			r->end.broken = 1;
+			return -EPROTO;
+		}
+		r->req_prod = rp;
+		if (rp == b->req_cons)
+			return 0;
+	}
+	RING_COPY_REQUEST(b, b->req_cons, req);
+	b->req_cons++;
+	r->end.stats.taken++;
+	return 1;
+}
+
+int xd_ring_next(struct xd_ring *r, struct xcuda_request *out,
+		 int timeout_ms)
+{
+	struct xr_wait w = { .timeout_ms = timeout_ms,
+			     .spin_ns = r->end.spin_ns };
+
+	/* Answers held back by @more are rung for before we nap. */
+	return xr_consume(&r->end, &w, xd_take, r, out, 1);
+}
+
+/*
+ * Each request frees its own slot for its response, so the response ring
+ * cannot fill while we answer only what we took; a guest that cheats
+ * (overwrites slots, moves rsp_prod or rsp_event) only garbles what it
+ * reads itself.  Answering more than we took would overwrite a request
+ * not yet read: that is refused.
+ */
+int xd_ring_reply(struct xd_ring *r, const struct xcuda_response *rsp,
+		  int more)
+{
+	xcuda_back_ring_t *b = &r->back;
+
+	if (r->end.broken)
+		return -EPROTO;
+	if (b->rsp_prod_pvt == b->req_cons)
+		return -EINVAL;
+	memcpy(RING_GET_RESPONSE(b, b->rsp_prod_pvt), rsp, sizeof(*rsp));
+	b->rsp_prod_pvt++;
+	r->end.stats.pushed++;
+	/* Published at once so that a spinning guest sees it. */
+	return xr_end_push(&r->end, b->rsp_prod_pvt, more);
+}

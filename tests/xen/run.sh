@@ -23,14 +23,14 @@
 #
 # Needs what tests/xen/deps.sh installs.  Environment: KVER (default:
 # the newest *-amd64 in /lib/modules), XCUDA_RIG_TIMEOUT (seconds for the
-# boot, default 900), CUDA_HOME, NVCC.
+# boot, default 2400), CUDA_HOME, NVCC.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
-TIMEOUT=${XCUDA_RIG_TIMEOUT:-900}
+TIMEOUT=${XCUDA_RIG_TIMEOUT:-2400}
 
 usage() {
 	echo "usage: $0 BUILD_DIR [--demo] [SCENARIO...]" >&2

@@ -42,6 +42,9 @@ CPPFLAGS  := -I. -Iinclude -I$(GEN)/include -isystem $(CUDA_HOME)/include \
 	     -isystem $(NVML_INCLUDE) -DNVML_NO_UNVERSIONED_FUNC_DEFS
 XCFLAGS    = $(CSTD) $(WARN) $(CFLAGS) -fPIC -pthread -MMD -MP
 CUDART    := -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
+# The upstream link's HMAC-SHA256 (dom0-daemon/up_link.c): OpenSSL's
+# libcrypto, Debian's libssl-dev.
+CRYPTO    := -lcrypto
 
 # guest-lib: api_*.c export the CUDA runtime API; the rest is internals
 # that unit tests may link too.
@@ -373,7 +376,7 @@ $(B)/libxcdaemon.a: $(call obj,$(DAEMON_INT))
 
 $(XCUDAD): $(B)/dom0-daemon/xcudad.o $(B)/libxcdaemon.a
 	@mkdir -p $(dir $@)
-	$(CC) -pthread -o $@ $^ $(LDFLAGS) $(CUDART)
+	$(CC) -pthread -o $@ $^ $(LDFLAGS) $(CUDART) $(CRYPTO)
 
 # The admin's ping and echo: the guest library's internals, no CUDA.
 $(XCUDACTL): $(B)/tools/xcudactl.o $(B)/libxcguest.a
@@ -402,7 +405,8 @@ $(B)/tests/test_libnvml: tests/unit/test_libnvml.c | $(NVML_H)
 $(B)/tests/%: tests/unit/%.c $(B)/libxcguest.a $(B)/libxcdaemon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(XCFLAGS) -o $@ $< \
-		$(B)/libxcguest.a $(B)/libxcdaemon.a $(LDFLAGS) $(CUDART)
+		$(B)/libxcguest.a $(B)/libxcdaemon.a $(LDFLAGS) $(CUDART) \
+		$(CRYPTO)
 
 # Everything this machine can run, the Xen rig included.
 check: deps deps-xen

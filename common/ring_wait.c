@@ -139,7 +139,7 @@ static int xr_check_sock(struct xr_end *e, short revents)
 		return 0;
 	r = recv(e->sock, &c, 1, MSG_PEEK | MSG_DONTWAIT);
 	if (r > 0) {
-		e->broken = 1;
+		xr_end_set_broken(e);
 		return -EPROTO;
 	}
 	if (r == 0 || (errno != EAGAIN && errno != EINTR))

@@ -159,6 +159,16 @@ struct xr_stats {
  *
  * @closed (`xen`'s guest only, else NULL): a word of shared memory that
  * the peer's side sets, then rings our bell, once the session is over.
+ *
+ * Threads: an end's consumer (xr_consume(), xr_wait(), xr_sleep()) and
+ * its producer (xr_end_push()) may run in two threads at once, as the
+ * upstream relay's do (dom0-daemon/relay.c): each index is written by
+ * one side only, and what both touch is read and written atomically:
+ * @bell_owed (set by a push, taken by whichever of a push or a wait
+ * rings), @broken (set by the consumer, read by the producer too) and
+ * @stats.bells (both ring).  Relaxed atomics are plain loads and stores
+ * on x86 and arm64: the single-threaded hot path pays nothing, and a
+ * bell rung twice is harmless.
  */
 struct xr_end {
 	const uint32_t *in_prod;	/* shared: the peer produced up to */
@@ -203,8 +213,29 @@ void xr_end_close(struct xr_end *e);
 /* Rings the peer's doorbell, counted. */
 static inline int xr_end_bell(struct xr_end *e)
 {
-	e->stats.bells++;
+	__atomic_fetch_add(&e->stats.bells, 1, __ATOMIC_RELAXED);
 	return xr_bell_ring(e->peer_bell);
+}
+
+/* Whether the peer broke the protocol; from either side's thread. */
+static inline int xr_end_broken(const struct xr_end *e)
+{
+	return __atomic_load_n(&e->broken, __ATOMIC_RELAXED);
+}
+
+static inline void xr_end_set_broken(struct xr_end *e)
+{
+	__atomic_store_n(&e->broken, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Takes a bell the end owes, if any: 1 when the caller must ring it.
+ * One taker wins when a push and a wait race (two threads).
+ */
+static inline int xr_end_take_bell(struct xr_end *e)
+{
+	return __atomic_load_n(&e->bell_owed, __ATOMIC_RELAXED) &&
+	       __atomic_exchange_n(&e->bell_owed, 0, __ATOMIC_RELAXED);
 }
 
 /*
@@ -215,10 +246,10 @@ static inline int xr_end_bell(struct xr_end *e)
  */
 static inline int xr_end_push(struct xr_end *e, uint32_t new, int more)
 {
-	e->bell_owed |= xr_publish(e->out_prod, e->out_event, new);
-	if (more || !e->bell_owed)
+	if (xr_publish(e->out_prod, e->out_event, new))
+		__atomic_store_n(&e->bell_owed, 1, __ATOMIC_RELAXED);
+	if (more || !xr_end_take_bell(e))
 		return 0;
-	e->bell_owed = 0;
 	return xr_end_bell(e);
 }
 
@@ -253,8 +284,7 @@ static inline int xr_wait(struct xr_end *e, struct xr_wait *w)
 	int ret;
 
 	/* The peer may be asleep, waiting for the end of our batch. */
-	if (e->bell_owed) {
-		e->bell_owed = 0;
+	if (xr_end_take_bell(e)) {
 		ret = xr_end_bell(e);
 		if (ret)
 			return ret;

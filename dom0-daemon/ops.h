@@ -173,6 +173,28 @@ uint64_t xd_alloc_size(const void *p);
 /* Arena extents named in a command's arguments (struct xcuda_extent). */
 int xd_extent_ok(const struct xd_session *s, const struct xcuda_extent *e);
 /*
+ * What needs the guest's own memory (XD_CHAN_REMOTE in transport.h):
+ * cudaErrorNotSupported, with a warning that names @what, when the guest
+ * is on another host; else 0.
+ */
+int xd_remote_refuse(struct xd_session *s, const char *what);
+/*
+ * The same for an asynchronous copy with a side in the arena on @st: a
+ * capturing stream would make it a graph copy (ops_graph.c).
+ */
+int xd_remote_capture_refuse(struct xd_session *s, cudaStream_t st);
+/*
+ * The handler wrote arena rows the command's description does not name
+ * (transport.h, note_out): tells a transport that copies the arena.
+ */
+static inline void xd_arena_wrote(struct xd_session *s, uint64_t off,
+				  uint64_t width, uint64_t pitch,
+				  uint64_t rows)
+{
+	if (s->chan->ops && s->chan->ops->note_out && width && rows)
+		s->chan->ops->note_out(s->chan, off, width, pitch, rows);
+}
+/*
  * A private copy of an extent of at most @max bytes (the guest may change
  * the arena at any time), or NULL: len 0, too long, or no memory.
  */

@@ -148,6 +148,63 @@ static int xd_copy_ptr(struct xd_session *s,
 	return 0;
 }
 
+/* A 3D copy into the arena noted slice by slice up to this many. */
+#define XD_WROTE_SLICES	4096
+
+/*
+ * Tells a transport that copies the arena (xd_arena_wrote()) what a copy
+ * that succeeded wrote into its arena destination: its rows, not the
+ * gaps between them, since the guest's bytes there are not ours.  Only
+ * here is the element size of an array on the other side known.  The
+ * span was checked against the arena before the copy, so nothing here
+ * wraps.  A 3D copy of more than XD_WROTE_SLICES slices is noted as the
+ * whole span, gaps between slices included.
+ */
+static void xd_copy_wrote(struct xd_session *s,
+			  const struct xcuda_array_copy_args *a,
+			  cudaArray_const_t other)
+{
+	uint64_t es = 1, wb, slice, off, z;
+	const uint64_t *e = a->extent;
+
+	if (!(a->flags & XCUDA_COPY_DST_ARENA))
+		return;
+	switch (a->fn) {
+	case XCUDA_AC_3D:
+	case XCUDA_AC_3D_PEER:
+		if (other)
+			es = xd_elem_size(other);
+		wb = e[0] * es;
+		if (!wb || !e[1] || !e[2])
+			return;
+		slice = a->dpitch * a->dysize;
+		off = a->dst + a->dpos[2] * slice + a->dpos[1] * a->dpitch +
+		      a->dpos[0] * es;
+		if (e[2] == 1 || (a->dpitch == wb && slice == wb * e[1])) {
+			/* One slice, or slices that touch: rows alone. */
+			if (a->dpitch == wb)
+				xd_arena_wrote(s, off, wb * e[1] * e[2], 0, 1);
+			else
+				xd_arena_wrote(s, off, wb, a->dpitch, e[1]);
+			return;
+		}
+		if (e[2] > XD_WROTE_SLICES) {
+			xd_arena_wrote(s, off, (e[2] - 1) * slice +
+				       (e[1] - 1) * a->dpitch + wb, 0, 1);
+			return;
+		}
+		for (z = 0; z < e[2]; z++)
+			xd_arena_wrote(s, off + z * slice, wb, a->dpitch, e[1]);
+		return;
+	case XCUDA_AC_2D_FROM_ARRAY:
+		xd_arena_wrote(s, a->dst, e[0], a->dpitch, e[1]);
+		return;
+	case XCUDA_AC_FROM_ARRAY:
+		xd_arena_wrote(s, a->dst, e[0], 0, 1);
+		return;
+	}
+}
+
 static int xd_copy_3d(const struct xcuda_array_copy_args *a,
 		      cudaArray_t sa, void *sp, cudaArray_t da, void *dp,
 		      int async, cudaStream_t st)
@@ -348,11 +405,16 @@ int xd_op_array_copy(struct xd_session *s,
 		err = xd_copy_ptr(s, a, 0, sa, &dp);
 	if (!err && async)
 		err = xd_stream_lookup(&s->streams, a->stream, &st);
+	if (!err && async &&
+	    (a->flags & (XCUDA_COPY_SRC_ARENA | XCUDA_COPY_DST_ARENA)))
+		err = xd_remote_capture_refuse(s, st);
 	if (err)
 		return err;
 	err = xd_copy_call(&b, sa, sp, da, dp, async, st);
 	if (!err && async && (a->flags & XCUDA_COPY_STAGED))
 		err = cudaStreamSynchronize(st);
+	if (!err)
+		xd_copy_wrote(s, a, sa);
 	return err;
 }
 

@@ -262,6 +262,9 @@ static int xd_side_ptr(struct xd_session *s, const struct xcuda_gside *sd,
 	case XCUDA_GSIDE_ARENA:
 		if (!xcuda_extent_ok(sd->ptr, span, s->chan->arena_size))
 			return cudaErrorInvalidValue;
+		/* Run at each launch: the guest's arena is not here then. */
+		if (xd_remote_refuse(s, "a graph copy to or from host memory"))
+			return cudaErrorNotSupported;
 		*p = s->chan->arena + sd->ptr;
 		return 0;
 	}

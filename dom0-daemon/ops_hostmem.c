@@ -146,6 +146,12 @@ int xd_op_host_register(struct xd_session *s,
 	uint32_t h;
 
 	(void)call;
+	/*
+	 * The guest's pages are on another host: "cannot pin", which the
+	 * guest library takes as its cue to stage copies from them.
+	 */
+	if (s->chan->flags & XD_CHAN_REMOTE)
+		return cudaErrorMemoryAllocation;
 	if (!s->chan->ops->take_fd)
 		return cudaErrorNotSupported;
 	/* Taken first, so that a refused request leaves no message behind. */

@@ -160,6 +160,8 @@ int xd_op_memcpy(struct xd_session *s, const struct xcuda_memcpy_args *a,
 	if (!(a->flags & XCUDA_COPY_ASYNC))
 		return cudaMemcpy(d, sp, a->count, kind);
 	err = xd_stream_lookup(&s->streams, a->stream, &st);
+	if (!err && a->dir != XCUDA_COPY_D2D)
+		err = xd_remote_capture_refuse(s, st);
 	if (!err)
 		err = cudaMemcpyAsync(d, sp, a->count, kind, st);
 	if (!err && (a->flags & XCUDA_COPY_STAGED))
@@ -193,6 +195,8 @@ int xd_op_memcpy_2d(struct xd_session *s, const struct xcuda_memcpy_2d_args *a,
 		return cudaMemcpy2D(d, a->dpitch, sp, a->spitch, a->width,
 				    a->height, kind);
 	err = xd_stream_lookup(&s->streams, a->stream, &st);
+	if (!err && a->dir != XCUDA_COPY_D2D)
+		err = xd_remote_capture_refuse(s, st);
 	if (!err)
 		err = cudaMemcpy2DAsync(d, a->dpitch, sp, a->spitch, a->width,
 					a->height, kind, st);
@@ -270,7 +274,12 @@ int xd_op_arena_pin(struct xd_session *s, const struct xcuda_arena_pin_args *a,
 		free(p);
 		return err;
 	}
-	r->device_ptr = (uintptr_t)dp;
+	/*
+	 * A guest on another host (XD_CHAN_REMOTE) gets no device address:
+	 * a kernel would read this copy of the arena, not the guest's
+	 * memory.  cudaHostGetDevicePointer then fails in the guest.
+	 */
+	r->device_ptr = (s->chan->flags & XD_CHAN_REMOTE) ? 0 : (uintptr_t)dp;
 	p->off = call->req->hdr.data_off;
 	p->len = call->data_len;
 	p->next = s->pins;

@@ -5,6 +5,19 @@
  * Waiting and doorbells are common/ring_wait.h's: req_event before we
  * sleep, rsp_event checked after we answer, so no wake-up is lost and no
  * bell rings while the guest spins.
+ *
+ * Two threads may share a ring, one taking requests (xd_ring_next()),
+ * the other answering them (xd_ring_reply()), as the upstream relay's
+ * do (relay.c): the taker alone writes req_cons and req_prod, the
+ * answerer alone writes rsp_prod_pvt and the ring's rsp_prod, and each
+ * reads the other's index atomically.  The answerer reads req_cons only
+ * to refuse answering what was not taken (release/acquire: the request
+ * was copied out before).  The taker reads rsp_prod_pvt to bound the
+ * guest's req_prod: the guest produces past our answers only once it
+ * has seen them, published (seq_cst) after rsp_prod_pvt was stored, and
+ * the taker reads rsp_prod_pvt after req_prod (acquire), so it never
+ * reads one older than the guest acted on.  What struct xr_end shares
+ * between the two is atomic there (common/ring_wait.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -36,16 +49,19 @@ static int xd_take(void *ctx, void *out, unsigned int max)
 
 	(void)max;	/* one at a time: the worker answers each in turn */
 
-	if (r->end.broken)
+	if (xr_end_broken(&r->end))
 		return -EPROTO;
 	if (b->req_cons == r->req_prod) {
-		RING_IDX rp;
+		RING_IDX rp, answered;
 
 		rp = __atomic_load_n(&b->sring->req_prod, __ATOMIC_RELAXED);
 		xen_rmb();	/* slots only after the index covering them */
-		if (RING_REQUEST_PROD_OVERFLOW(b, rp) ||
-		    rp - b->rsp_prod_pvt < b->req_cons - b->rsp_prod_pvt) {
-			r->end.broken = 1;
+		/* The answering thread's, if another one answers. */
+		answered = __atomic_load_n(&b->rsp_prod_pvt, __ATOMIC_ACQUIRE);
+		/* RING_REQUEST_PROD_OVERFLOW, with that index. */
+		if (rp - answered > RING_SIZE(b) ||
+		    rp - answered < b->req_cons - answered) {
+			xr_end_set_broken(&r->end);
 			return -EPROTO;
 		}
 		r->req_prod = rp;
@@ -53,7 +69,8 @@ static int xd_take(void *ctx, void *out, unsigned int max)
 			return 0;
 	}
 	RING_COPY_REQUEST(b, b->req_cons, req);
-	b->req_cons++;
+	/* Taken: the answering thread may answer it now. */
+	__atomic_store_n(&b->req_cons, b->req_cons + 1, __ATOMIC_RELEASE);
 	r->end.stats.taken++;
 	return 1;
 }
@@ -80,12 +97,13 @@ int xd_ring_reply(struct xd_ring *r, const struct xcuda_response *rsp,
 {
 	xcuda_back_ring_t *b = &r->back;
 
-	if (r->end.broken)
+	if (xr_end_broken(&r->end))
 		return -EPROTO;
-	if (b->rsp_prod_pvt == b->req_cons)
+	if (b->rsp_prod_pvt == __atomic_load_n(&b->req_cons, __ATOMIC_ACQUIRE))
 		return -EINVAL;
 	memcpy(RING_GET_RESPONSE(b, b->rsp_prod_pvt), rsp, sizeof(*rsp));
-	b->rsp_prod_pvt++;
+	__atomic_store_n(&b->rsp_prod_pvt, b->rsp_prod_pvt + 1,
+			 __ATOMIC_RELEASE);
 	r->end.stats.pushed++;
 	/* Published at once so that a spinning guest sees it. */
 	return xr_end_push(&r->end, b->rsp_prod_pvt, more);

@@ -3,8 +3,8 @@
  * What a worker needs from a transport: the next request (already copied
  * out of the shared ring, so the worker validates a private copy), a way
  * to post a response, and the session's arena mapped in its own address
- * space.  `local` (memfd + eventfds) and `xen` (/dev/xcuda-back) implement
- * it.
+ * space.  `local` (memfd + eventfds), `xen` (/dev/xcuda-back) and `tcp`
+ * (the upstream link: a relay on another host) implement it.
  */
 #ifndef XCUDA_DAEMON_TRANSPORT_H
 #define XCUDA_DAEMON_TRANSPORT_H
@@ -50,6 +50,16 @@ struct xd_chan_ops {
 	 * while the session's thread may be blocked in CUDA).
 	 */
 	int (*peer_gone)(struct xd_chan *c);
+	/*
+	 * Optional (`tcp` only): the request being handled wrote @rows rows
+	 * of @width bytes, @pitch apart, from arena offset @off (checked
+	 * against the arena by the caller), beyond what its description
+	 * says (up_spans.h): the transport must send them to the guest's
+	 * arena with the answer (a posted request's: once the device is
+	 * done).  For the few writes only the handler can place.
+	 */
+	void (*note_out)(struct xd_chan *c, uint64_t off, uint64_t width,
+			 uint64_t pitch, uint64_t rows);
 };
 
 struct xd_chan {
@@ -72,5 +82,18 @@ struct xd_chan {
  * kernel: a futex on an arena word wakes across the two processes.
  */
 #define XD_CHAN_SHARED_FUTEX	(1u << 0)
+/*
+ * The guest is on another host (`tcp`, the upstream link): the arena here
+ * is a copy that holds the guest's bytes only where a request named them
+ * (up_spans.h).  What would need the guest's memory itself is refused
+ * with cudaErrorNotSupported: host functions and callbacks (the worker
+ * would wake the guest through the arena), graph copies to or from the
+ * arena (run at each launch, long after any request), copies to or from
+ * the arena on a capturing stream; registered host memory (a descriptor
+ * that cannot cross hosts) is "cannot pin", so the guest stages copies;
+ * and no device address of the arena is given out, so that a kernel
+ * cannot read stale host memory (zero-copy).
+ */
+#define XD_CHAN_REMOTE		(1u << 1)
 
 #endif /* XCUDA_DAEMON_TRANSPORT_H */

@@ -88,6 +88,30 @@ int xd_extent_ok(const struct xd_session *s, const struct xcuda_extent *e)
 	return xcuda_extent_ok(e->off, e->len, s->chan->arena_size);
 }
 
+int xd_remote_refuse(struct xd_session *s, const char *what)
+{
+	if (!(s->chan->flags & XD_CHAN_REMOTE))
+		return 0;
+	xd_log_ratelimited(XD_LOG_WARN, "%s: not supported over the upstream "
+			   "link (it needs the guest's own memory)", what);
+	return cudaErrorNotSupported;
+}
+
+int xd_remote_capture_refuse(struct xd_session *s, cudaStream_t st)
+{
+	enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+
+	/*
+	 * The legacy stream is never captured, and asking about it while
+	 * another stream captures would be an unsafe call of our own.
+	 */
+	if (!(s->chan->flags & XD_CHAN_REMOTE) || !st || st == cudaStreamLegacy)
+		return 0;
+	if (cudaStreamIsCapturing(st, &cs) || cs == cudaStreamCaptureStatusNone)
+		return 0;
+	return xd_remote_refuse(s, "a captured copy to or from host memory");
+}
+
 uint8_t *xd_arena_copy(struct xd_session *s, const struct xcuda_extent *e,
 		       uint32_t max)
 {

@@ -4,8 +4,16 @@
  * (the `local` transport) and, where xcuda-back.ko is loaded, takes the
  * Xen guests' sessions from /dev/xcuda-back (the `xen` transport); it
  * forks one worker per session and lets the worker run it; the parent
- * only accepts, assigns session ids, reaps and logs.  It never calls CUDA itself: CUDA does not survive
- * fork, and a worker that crashes must take only its own session down.
+ * only accepts, assigns session ids, reaps and logs.  It never calls
+ * CUDA itself: CUDA does not survive fork, and a worker that crashes
+ * must take only its own session down.
+ *
+ * The upstream link (xcuda/upstream.h) puts the GPU on another host:
+ * with --listen HOST:PORT the daemon also takes sessions that relays
+ * forward over TCP (the `tcp` transport), and with --upstream HOST:PORT
+ * it is such a relay: each of its sessions is forwarded to the server,
+ * by a worker that never loads CUDA (relay.c).  Both ends prove the key
+ * of --key FILE to each other.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,9 +35,12 @@
 #include "ipc_table.h"
 #include "log.h"
 #include "privdrop.h"
+#include "relay.h"
 #include "supervise.h"
 #include "transport_local.h"
+#include "transport_tcp.h"
 #include "transport_xen.h"
+#include "up_link.h"
 #include "worker.h"
 
 #define XD_DEFAULT_USER		"xcuda"
@@ -53,6 +64,12 @@ struct xd_daemon {
 	int lfd;
 	int sfd;
 	ino_t sock_ino;		/* ours to unlink at exit, not a successor's */
+	/* The upstream link: one of the two addresses, and the key. */
+	const char *listen_addr;	/* --listen: the GPU server's */
+	const char *upstream_addr;	/* --upstream: the relay's server */
+	const char *key_path;
+	struct xd_up_key key;
+	int tfd;		/* the TCP listening socket, or -1 */
 };
 
 /*
@@ -81,6 +98,14 @@ static void xd_usage(FILE *f)
 "  --max-sessions N     sessions served at once (default %d)\n"
 "  --xen-device PATH    the Xen backend's device (default " XD_XEN_DEVICE ")\n"
 "  --no-xen             serve the local socket only\n"
+"  --listen HOST:PORT   also serve relays on this TCP address ([V6]:PORT,\n"
+"                       *:PORT for any): the GPU server of an upstream link\n"
+"  --upstream HOST:PORT relay every session to the xcudad listening there\n"
+"                       instead of running it here (no CUDA needed here)\n"
+"  --key FILE           the link's shared key (required with --listen or\n"
+"                       --upstream, and for the upstreams that xl\n"
+"                       configurations name): %d to %d bytes, owned by\n"
+"                       this user, no access for group or others\n"
 "  --syslog             log to syslog instead of stderr\n"
 "  -v, --verbose        more log (repeat for debug); env XCUDAD_LOG=\n"
 "                       debug|info|warn|error sets the level\n"
@@ -89,9 +114,14 @@ static void xd_usage(FILE *f)
 "Environment: XCUDA_MATH_LIBS=DIR, where workers load NVIDIA's\n"
 "libcublas.so.13 and libcublasLt.so.13 (the CUDA toolkit's lib64, or a\n"
 "pip wheel's nvidia/cu13/lib; default: the loader's path, then\n"
-"$CUDA_HOME/lib64).\n",
+"$CUDA_HOME/lib64).  " XD_RELAY_TIMEOUT_ENV "=S (relay): how long the server\n"
+"may say nothing while requests are outstanding before the session is\n"
+"lost (default %d, 0: forever; a busy server says it is alive a third as\n"
+"often, at least every %d s).\n",
 		XD_DEFAULT_ARENA_MB, XD_MAX_ARENA_MB, XCUDA_MAX_RING_ORDER,
-		XCUDA_MAX_RING_ORDER, XD_DEFAULT_SESSIONS);
+		XCUDA_MAX_RING_ORDER, XD_DEFAULT_SESSIONS, XCUDA_UP_KEY_MIN,
+		XCUDA_UP_KEY_MAX, XD_RELAY_TIMEOUT_S,
+		XD_UP_HEARTBEAT_MS / 1000);
 }
 
 static int xd_parse_uint(const char *s, unsigned long long lo,
@@ -113,7 +143,8 @@ static int xd_parse_uint(const char *s, unsigned long long lo,
 static int xd_options(struct xd_daemon *d, int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_USER, O_ARENA, O_RING, O_SESSIONS,
-	       O_SYSLOG, O_XEN_DEVICE, O_NO_XEN };
+	       O_SYSLOG, O_XEN_DEVICE, O_NO_XEN, O_LISTEN, O_UPSTREAM,
+	       O_KEY };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "user", required_argument, NULL, O_USER },
@@ -123,6 +154,9 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 		{ "syslog", no_argument, NULL, O_SYSLOG },
 		{ "xen-device", required_argument, NULL, O_XEN_DEVICE },
 		{ "no-xen", no_argument, NULL, O_NO_XEN },
+		{ "listen", required_argument, NULL, O_LISTEN },
+		{ "upstream", required_argument, NULL, O_UPSTREAM },
+		{ "key", required_argument, NULL, O_KEY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -180,6 +214,15 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 		case O_NO_XEN:
 			d->no_xen = 1;
 			break;
+		case O_LISTEN:
+			d->listen_addr = optarg;
+			break;
+		case O_UPSTREAM:
+			d->upstream_addr = optarg;
+			break;
+		case O_KEY:
+			d->key_path = optarg;
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -194,6 +237,16 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "xcudad: unexpected argument '%s'\n",
 			argv[optind]);
+		return -1;
+	}
+	if (d->listen_addr && d->upstream_addr) {
+		fprintf(stderr, "xcudad: --listen and --upstream: a daemon "
+			"either has the GPU or relays to one\n");
+		return -1;
+	}
+	if ((d->listen_addr || d->upstream_addr) && !d->key_path) {
+		fprintf(stderr, "xcudad: --%s needs --key FILE\n",
+			d->listen_addr ? "listen" : "upstream");
 		return -1;
 	}
 	d->level += verbose;
@@ -333,6 +386,28 @@ struct xd_local_conn {
 	int fd;
 };
 
+/*
+ * A session's channel, served here or relayed upstream: to its device's
+ * upstream (@dev_up, from the toolstack; NULL or empty: none), else to
+ * the daemon's.
+ */
+static int xd_serve(struct xd_daemon *d, struct xd_chan *c,
+		    const char *dev_up)
+{
+	const char *addr = dev_up && *dev_up ? dev_up : d->upstream_addr;
+	struct xd_upstream up = { addr, &d->key };
+
+	if (!addr)
+		return xd_worker_run(c);
+	if (!d->key_path) {
+		xd_log(XD_LOG_ERROR, "the device's upstream %s needs xcudad "
+		       "--key: ending the session", addr);
+		c->ops->close(c);
+		return 2;
+	}
+	return xd_relay_run(c, &up);
+}
+
 /* A worker's life on a local connection. */
 static int xd_local_body(void *arg, uint32_t session)
 {
@@ -350,7 +425,31 @@ static int xd_local_body(void *arg, uint32_t session)
 		xd_log(XD_LOG_WARN, "handshake failed: %s", strerror(-ret));
 		return 2;
 	}
-	return xd_worker_run(&c);
+	return xd_serve(lc->d, &c, NULL);
+}
+
+/*
+ * The next connection on the non-blocking listening socket @lfd, or -1
+ * when there is none now (errors logged; a lack of descriptors or memory
+ * waits a little, to let the load pass instead of spinning).
+ */
+static int xd_accept_one(int lfd)
+{
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+	    errno == ENOMEM) {
+		struct timespec t = { 0, 100 * 1000 * 1000 };
+
+		xd_log_ratelimited(XD_LOG_WARN, "accept: %s", strerror(errno));
+		nanosleep(&t, NULL);
+	} else if (errno != EAGAIN && errno != EINTR &&
+		   errno != ECONNABORTED) {
+		xd_log_ratelimited(XD_LOG_WARN, "accept: %s", strerror(errno));
+	}
+	return -1;
 }
 
 static void xd_accept_local(struct xd_daemon *d)
@@ -360,23 +459,9 @@ static void xd_accept_local(struct xd_daemon *d)
 	int fd;
 
 	for (;;) {
-		fd = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM) {
-				struct timespec t = { 0, 100 * 1000 * 1000 };
-
-				/* Let the load pass instead of spinning. */
-				xd_log_ratelimited(XD_LOG_WARN, "accept: %s",
-						   strerror(errno));
-				nanosleep(&t, NULL);
-			} else if (errno != EAGAIN && errno != EINTR &&
-				   errno != ECONNABORTED) {
-				xd_log_ratelimited(XD_LOG_WARN, "accept: %s",
-						   strerror(errno));
-			}
+		fd = xd_accept_one(d->lfd);
+		if (fd < 0)
 			return;
-		}
 		if (xd_super_full(&d->super)) {
 			xd_log_ratelimited(XD_LOG_WARN, "%u sessions already: "
 					   "refusing a connection",
@@ -417,7 +502,93 @@ static int xd_xen_body(void *arg, uint32_t session)
 		       "%s", xc->ev.domid, strerror(-ret));
 		return 2;
 	}
+	/* Checked by xcuda-back; terminated here all the same. */
+	xc->ev.upstream[sizeof(xc->ev.upstream) - 1] = 0;
+	return xd_serve(xc->d, &c, xc->ev.upstream);
+}
+
+struct xd_tcp_conn {
+	struct xd_daemon *d;
+	int fd;
+};
+
+/* A worker's life on a relay's connection (the GPU server's side). */
+static int xd_tcp_body(void *arg, uint32_t session)
+{
+	struct xd_tcp_conn *tc = arg;
+	struct xd_tcp_conf conf = { &tc->d->key, tc->d->lim.max_arena };
+	struct xd_chan c;
+
+	/* Before a byte from the network is read. */
+	if (xd_user_drop(&tc->d->user))
+		return 1;
+	if (xd_tcp_accept(tc->fd, &c, &conf, session))
+		return 2;
 	return xd_worker_run(&c);
+}
+
+static void xd_accept_tcp(struct xd_daemon *d)
+{
+	struct xd_tcp_conn tc = { .d = d };
+	char peer[64];
+	int fd;
+
+	for (;;) {
+		fd = xd_accept_one(d->tfd);
+		if (fd < 0)
+			return;
+		/* The parent never waits on the network: no answer here. */
+		if (xd_super_full(&d->super)) {
+			xd_up_peer_name(fd, peer, sizeof(peer));
+			xd_log_ratelimited(XD_LOG_WARN, "%u sessions already: "
+					   "refusing relay %s",
+					   d->super.live, peer);
+			close(fd);
+			continue;
+		}
+		tc.fd = fd;
+		xd_super_spawn(&d->super, xd_super_new_session(&d->super),
+			       xd_tcp_body, &tc);
+		close(fd);
+	}
+}
+
+/* Reads the key and opens the TCP side of the upstream link, if any. */
+static int xd_upstream_start(struct xd_daemon *d)
+{
+	char why[160];
+
+	d->tfd = -1;
+	if (!d->key_path)
+		return 0;
+	if (xd_up_key_load(d->key_path, &d->key, why, sizeof(why))) {
+		xd_log(XD_LOG_ERROR, "key %s: %s", d->key_path, why);
+		return -1;
+	}
+	if (d->upstream_addr) {
+		char host[256], port[16];
+
+		if (xd_up_addr_split(d->upstream_addr, host, sizeof(host),
+				     port, sizeof(port)) || !*host) {
+			xd_log(XD_LOG_ERROR, "--upstream '%s' is not HOST:PORT",
+			       d->upstream_addr);
+			return -1;
+		}
+		xd_log(XD_LOG_INFO, "relaying every session to %s",
+		       d->upstream_addr);
+		return 0;
+	}
+	/* The key alone: for the upstreams xl configurations name. */
+	if (!d->listen_addr)
+		return 0;
+	d->tfd = xd_up_listen(d->listen_addr, why, sizeof(why));
+	if (d->tfd < 0) {
+		xd_log(XD_LOG_ERROR, "cannot listen for relays on %s", why);
+		return -1;
+	}
+	xd_super_parent_fd(&d->super, d->tfd);
+	xd_log(XD_LOG_INFO, "listening for relays on %s", d->listen_addr);
+	return 0;
 }
 
 static void xd_xen_close_control(struct xd_daemon *d, const char *why)
@@ -609,6 +780,7 @@ int main(int argc, char **argv)
 	d.lfd = -1;
 	d.sfd = -1;
 	d.xfd = -1;
+	d.tfd = -1;
 	if (xd_options(&d, argc, argv))
 		return 2;
 	xd_log_setup(d.level, d.use_syslog);
@@ -625,6 +797,9 @@ int main(int argc, char **argv)
 		xd_log(XD_LOG_WARN, "no IPC table: cudaIpc* handles will "
 		       "not open");
 	d.super.gone = xd_session_gone;
+	/* The key and the TCP address before anything else is set up. */
+	if (xd_upstream_start(&d))
+		return 1;
 	d.lfd = xd_listen(d.socket_path, &d.sock_ino);
 	if (d.lfd < 0)
 		return 1;
@@ -637,8 +812,8 @@ int main(int argc, char **argv)
 
 	xd_xen_start(&d);
 
-	p = calloc(3 + d.max_sessions, sizeof(*p));
-	kid = calloc(3 + d.max_sessions, sizeof(*kid));
+	p = calloc(4 + d.max_sessions, sizeof(*p));
+	kid = calloc(4 + d.max_sessions, sizeof(*kid));
 	if (!p || !kid) {
 		xd_log(XD_LOG_ERROR, "cannot start: out of memory");
 		return 1;
@@ -648,11 +823,14 @@ int main(int argc, char **argv)
 	p[1].fd = d.lfd;
 	p[1].events = POLLIN;
 	p[2].events = POLLIN;
+	p[3].fd = d.tfd;	/* -1 when not listening: ignored */
+	p[3].events = POLLIN;
 	while (!stop) {
 		/* A negative fd is ignored by poll(): Xen may come and go. */
 		p[2].fd = d.xfd;
 		p[2].revents = 0;
-		n = xd_poll_workers(&d.super, p, kid, 3);
+		p[3].revents = 0;
+		n = xd_poll_workers(&d.super, p, kid, 4);
 		if (poll(p, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -662,9 +840,11 @@ int main(int argc, char **argv)
 		if (p[0].revents)
 			stop = xd_on_signal(&d);
 		if (!stop)
-			xd_serve_workers(&d.super, p, kid, 3, n);
+			xd_serve_workers(&d.super, p, kid, 4, n);
 		if (!stop && p[1].revents)
 			xd_accept_local(&d);
+		if (!stop && d.tfd >= 0 && p[3].revents)
+			xd_accept_tcp(&d);
 		if (!stop && d.xfd >= 0 && p[2].revents)
 			xd_xen_events(&d, p[2].revents);
 	}
@@ -674,7 +854,10 @@ int main(int argc, char **argv)
 		unlink(d.socket_path);
 	if (d.xfd >= 0)
 		close(d.xfd);
+	if (d.tfd >= 0)
+		close(d.tfd);
 	xd_super_stop_all(&d.super, 2000);
+	xd_up_key_wipe(&d.key);
 	xd_super_fini(&d.super);
 	xd_ipc_table_destroy();
 	free(p);

@@ -42,6 +42,8 @@ struct xcb_dev {
 	unsigned int devid;
 	unsigned int max_sessions;
 	u64 max_arena;
+	/* The toolstack's upstream node, checked; "" when none. */
+	char upstream[sizeof_field(struct xcuda_back_event, upstream)];
 
 	struct mutex conn_lock;		/* connect vs. disconnect */
 	void *ring_va;			/* mapped ring, under conn_lock */

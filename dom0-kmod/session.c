@@ -17,6 +17,7 @@
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <xen/events.h>
 
@@ -305,6 +306,8 @@ void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 		.token = s->token,
 		.ring_order = s->ring_order,
 	};
+	/* The same size, NUL-terminated and zero-padded since probe. */
+	memcpy(s->ev.ev.upstream, dev->upstream, sizeof(dev->upstream));
 	xcb_ctl_queue(&s->ev);
 	kref_get(&s->kref);
 	queue_delayed_work(xcb_wq, &s->timeout, XCB_SESSION_TIMEOUT);

@@ -4,11 +4,13 @@
  * docs/protocol.md describes, and mapping the frontend's ring.
  *
  * Every value read from the frontend's directory comes from the guest
- * and is checked before use.  The limits in the backend's own directory
- * come from the toolstack and are checked too.
+ * and is checked before use.  The limits and the upstream in the
+ * backend's own directory come from the toolstack and are checked too.
  */
 #define pr_fmt(fmt) "xcuda-back: " fmt
 
+#include <linux/ctype.h>
+#include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -39,7 +41,50 @@ static int xcb_read_limit(struct xenbus_device *xdev, const char *node,
 	return err;
 }
 
-/* The toolstack's limits, from our own directory; absent means default. */
+/*
+ * The toolstack's upstream (HOST:PORT) from our own directory, into @buf
+ * of @size bytes: "" when the node is absent, else shorter than @size and
+ * only of A-Z a-z 0-9 . : _ [ ] - (xcudad parses the rest).
+ */
+static int xcb_read_upstream(struct xenbus_device *xdev, char *buf,
+			     size_t size)
+{
+	unsigned int len, i;
+	char *s;
+	int err;
+
+	s = xenbus_read(XBT_NIL, xdev->nodename, XCUDA_XS_UPSTREAM, &len);
+	if (IS_ERR(s)) {
+		err = PTR_ERR(s);
+		if (err == -ENOENT) {
+			buf[0] = '\0';
+			return 0;
+		}
+		goto fatal;
+	}
+	err = -ERANGE;
+	if (len >= size || strlen(s) != len)
+		goto fatal_free;
+	for (i = 0; i < len; i++) {
+		if (!isascii(s[i]) ||
+		    !(isalnum(s[i]) || strchr(".:_[]-", s[i])))
+			goto fatal_free;
+	}
+	strscpy(buf, s, size);
+	kfree(s);
+	return 0;
+
+fatal_free:
+	kfree(s);
+fatal:
+	xenbus_dev_fatal(xdev, err, "reading %s", XCUDA_XS_UPSTREAM);
+	return err;
+}
+
+/*
+ * The toolstack's limits and upstream, from our own directory; absent
+ * means the default (no upstream).
+ */
 static int xcb_read_limits(struct xcb_dev *dev)
 {
 	struct xenbus_device *xdev = dev->xdev;
@@ -62,7 +107,8 @@ static int xcb_read_limits(struct xcb_dev *dev)
 		return -ERANGE;
 	}
 	dev->max_arena = v;
-	return 0;
+
+	return xcb_read_upstream(xdev, dev->upstream, sizeof(dev->upstream));
 }
 
 /* What the frontend reads before it sets up the ring. */
@@ -363,8 +409,9 @@ static int xcb_probe(struct xenbus_device *xdev,
 	if (err)
 		goto err_drvdata;
 
-	pr_info("dom%u/%u: probed: %u sessions, arena up to %llu bytes\n",
-		dev->domid, dev->devid, dev->max_sessions, dev->max_arena);
+	pr_info("dom%u/%u: probed: %u sessions, arena up to %llu bytes%s%s\n",
+		dev->domid, dev->devid, dev->max_sessions, dev->max_arena,
+		dev->upstream[0] ? ", upstream " : "", dev->upstream);
 	return 0;
 
 err_drvdata:

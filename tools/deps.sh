@@ -12,6 +12,7 @@ need libxen-dev test -e /usr/include/xen/io/ring.h
 need binutils command -v nm
 need gawk command -v awk
 need python3-clang-14 /usr/bin/python3 -c "import clang.cindex"
+need libssl-dev test -e /usr/include/openssl/hmac.h
 need_install
 if [ ! -x "$CUDA_HOME/bin/nvcc" ] || [ ! -e "$CUDA_HOME/lib64/libcudart.so.13" ]; then
 	echo "deps: the CUDA 13 toolkit is needed at $CUDA_HOME (set CUDA_HOME);" \

@@ -221,28 +221,69 @@ EOF
 	printf 'name="x"\nxcuda = [ "" ]\n' >"$T/empty.cfg"
 	xx check "$T/empty.cfg"
 	expect_out "check: an empty entry is all defaults" "xcuda device 0: backend=0 sessions=16 arena=64M"
+	printf 'name="x"\nxcuda = [ "upstream=gpu1.example:7700", %s ]\n' \
+	       '"devid=1, upstream=[2001:db8::1]:07700", "devid=2, upstream=10.0.0.2:1"' \
+	       >"$T/up.cfg"
+	xx check "$T/up.cfg"
+	expect_rc "check: upstream" 0
+	expect_out "check: upstream, a DNS name" \
+		"xcuda device 0: backend=0 sessions=16 arena=64M (67108864 bytes) upstream=gpu1.example:7700"
+	expect_out "check: upstream, IPv6, the port in decimal" \
+		"xcuda device 1: backend=0 sessions=16 arena=64M (67108864 bytes) upstream=[2001:db8::1]:7700"
+	expect_out "check: upstream, IPv4" "arena=64M (67108864 bytes) upstream=10.0.0.2:1"
+	printf 'name="x"\nxcuda = [ "upstream=%s:65535" ]\n' \
+	       a23456789012345678901234567890123456789012345678901234567 >"$T/up.cfg"
+	xx check "$T/up.cfg"
+	expect_out "check: upstream of 63 characters" \
+		"upstream=a23456789012345678901234567890123456789012345678901234567:65535"
+	printf 'name="x"\nxcuda = [ "sessions=010, arena=010M, devid=010" ]\n' >"$T/dec.cfg"
+	xx check "$T/dec.cfg"
+	expect_out "check: leading zeros are decimal" \
+		"xcuda device 10: backend=0 sessions=10 arena=10M (10485760 bytes)"
 	printf 'name="x"\n' >"$T/none.cfg"
 	xx check "$T/none.cfg"
 	expect_out "check: no xcuda line" "no xcuda devices"
-	for bad in 'sessions=0:sessions must be 1 to 256' \
-		   'sessions=257:sessions must be 1 to 256' \
-		   'sessions=x:sessions must be a decimal number' \
-		   'arena=5000:arena must be a multiple of 4K' \
-		   'arena=8G:arena must be a multiple of 4K from 4K to 4G' \
-		   'arena=0:arena must be a multiple of 4K' \
-		   'arena=64T:must be a decimal number' \
-		   'arena=999999999999999999:must be a decimal number' \
-		   'devid=70000:devid must be 0 to 65535' \
-		   'backend=a b:is not a domain id or name' \
-		   'backend=40000:is not a domain id' \
-		   'colour=red:unknown key "colour"' \
-		   'sessions=1, sessions=2:sessions given twice' \
-		   'sessions:is not KEY=VALUE' \
-		   'arena=:arena has no value'; do
-		printf 'name="x"\nxcuda = [ "%s" ]\n' "${bad%%:*}" >"$T/bad.cfg"
+	for bad in 'sessions=0|sessions must be 1 to 256' \
+		   'sessions=257|sessions must be 1 to 256' \
+		   'sessions=x|sessions must be a decimal number' \
+		   'arena=5000|arena must be a multiple of 4K' \
+		   'arena=8G|arena must be a multiple of 4K from 4K to 4G' \
+		   'arena=0|arena must be a multiple of 4K' \
+		   'arena=64T|must be a decimal number' \
+		   'arena=999999999999999999|must be a decimal number' \
+		   'devid=70000|devid must be 0 to 65535' \
+		   'backend=a b|is not a domain id or name' \
+		   'backend=40000|is not a domain id' \
+		   'colour=red|unknown key "colour"' \
+		   'sessions=1, sessions=2|sessions given twice' \
+		   'sessions|is not KEY=VALUE' \
+		   'arena=|arena has no value' \
+		   'upstream=gpu1.example|upstream "gpu1.example" is not HOST:PORT' \
+		   'upstream=:7700|is not HOST:PORT' \
+		   'upstream=[::1]|is not HOST:PORT' \
+		   'upstream=gpu1:0|upstream port must be 1 to 65535, not "0"' \
+		   'upstream=gpu1:65536|upstream port must be 1 to 65535' \
+		   'upstream=gpu1:http|upstream port must be 1 to 65535' \
+		   'upstream=gpu1:77:00|an IPv6 address goes in brackets' \
+		   'upstream=::1:7700|an IPv6 address goes in brackets' \
+		   'upstream=[1:2:3]:80|"1:2:3" is not an IPv6 address' \
+		   'upstream=[1::2::3]:80|is not an IPv6 address' \
+		   'upstream=[12345::1]:80|is not an IPv6 address' \
+		   'upstream=[gpu1]:80|is not an IPv6 address' \
+		   'upstream=300.1.2.3:80|"300.1.2.3" is not an IPv4 address' \
+		   'upstream=1.2.3:80|is not an IPv4 address' \
+		   'upstream=010.0.0.1:80|is not an IPv4 address' \
+		   'upstream=gpu1..example:80|is not a host name or address' \
+		   'upstream=-gpu1:80|is not a host name or address' \
+		   'upstream=gpu1 x:80|has a character other than' \
+		   'upstream=gpu/1:80|has a character other than' \
+		   'upstream=a234567890123456789012345678901234567890123456789012345678901:80|at most 63 characters, not 64' \
+		   'upstream=h:1, upstream=h:2|upstream given twice' \
+		   'upstream=|upstream has no value'; do
+		printf 'name="x"\nxcuda = [ "%s" ]\n' "${bad%%|*}" >"$T/bad.cfg"
 		xx check "$T/bad.cfg"
-		expect_rc "check: rejects ${bad%%:*}" 2
-		expect_err "check: says why for ${bad%%:*}" "${bad#*:}"
+		expect_rc "check: rejects ${bad%%|*}" 2
+		expect_err "check: says why for ${bad%%|*}" "${bad#*|}"
 	done
 	printf 'name="x"\nxcuda = [ "devid=1", "devid=1" ]\n' >"$T/bad.cfg"
 	xx check "$T/bad.cfg"
@@ -275,6 +316,11 @@ EOF
 	expect_val "$BE/state" 1
 	expect_val "$BE/max-sessions" 8
 	expect_val "$BE/max-arena-bytes" 134217728
+	if [ -d "$T/xs$BE/upstream" ]; then
+		ko "attach: an upstream node without upstream="
+	else
+		ok "attach: no upstream node without upstream="
+	fi
 	expect_perms "$FE" "n1 r0"
 	expect_perms "$FE/state" "n1 r0"
 	expect_perms "$FE/backend" "n1 r0"
@@ -296,6 +342,18 @@ EOF
 	expect_rc "attach: by id, devid 3, defaults" 0
 	expect_val "/local/domain/0/backend/xcuda/1/3/max-sessions" 16
 	expect_val "/local/domain/0/backend/xcuda/1/3/max-arena-bytes" 67108864
+	reset_store
+	xx attach guest1 'sessions=8, upstream=[::1]:7700'
+	expect_rc "attach: upstream" 0
+	expect_val "$BE/upstream" "[::1]:7700"
+	expect_val "$BE/max-sessions" 8
+	expect_perms "$BE/upstream" "n0 r1"
+	before "attach: upstream before the backend's permissions" \
+		" $BE/upstream=" "chmod $BE"
+	before "attach: upstream before the states" " $BE/upstream=" " $BE/state="
+	expect_err "attach: says the upstream" "upstream [::1]:7700)"
+	xx list
+	expect_out "list: the upstream" "[::1]:7700"
 	reset_store
 	xx attach 9
 	expect_rc "attach: no such domain" 1
@@ -374,12 +432,19 @@ EOF
 	reset_store
 	cat >"$T/c.cfg" <<'EOF'
 name = "guest2"
-xcuda = [ 'arena=8M', 'devid=1, sessions=2' ]
+xcuda = [ 'arena=8M', 'devid=1, sessions=2, upstream=gpu1:7700' ]
 EOF
 	xx create -q "$T/c.cfg"
 	expect_rc "create" 0
 	expect_val "/local/domain/2/device/xcuda/0/state" 1
 	expect_val "/local/domain/0/backend/xcuda/2/1/max-sessions" 2
+	expect_val "/local/domain/0/backend/xcuda/2/1/upstream" gpu1:7700
+	expect_perms "/local/domain/0/backend/xcuda/2/1/upstream" "n0 r2"
+	if [ -d "$T/xs/local/domain/0/backend/xcuda/2/0/upstream" ]; then
+		ko "create: an upstream node for a device without upstream="
+	else
+		ok "create: no upstream node for a device without upstream="
+	fi
 	before "create: paused first" "xl create -p -q" " /local/domain/2/device/xcuda/0/backend="
 	before "create: unpause last" " /local/domain/0/backend/xcuda/2/1/state=" "xl unpause 2"
 	reset_store

@@ -50,6 +50,7 @@
 #define XCUDA_XS_MAX_RING_ORDER		"max-ring-page-order"
 #define XCUDA_XS_MAX_SESSIONS		"max-sessions"	/* toolstack */
 #define XCUDA_XS_MAX_ARENA		"max-arena-bytes"	/* toolstack */
+#define XCUDA_XS_UPSTREAM		"upstream"	/* toolstack */
 
 #define XCUDA_XEN_VERSION		2
 #define XCUDA_XEN_DEF_SESSIONS		16
@@ -185,6 +186,14 @@ struct xcuda_back_event {
 	__u64 token;		/* for ATTACH or REFUSE */
 	__u32 ring_order;	/* the session's data ring: 1 << this pages */
 	__u32 rsvd;
+	/*
+	 * SESSION: the device's upstream node (HOST:PORT), NUL-terminated;
+	 * empty when the toolstack set none.  The backend checks it: at
+	 * most 63 characters, only A-Z a-z 0-9 . : _ [ ] -.  xcudad relays
+	 * the device's sessions there (include/xcuda/upstream.h) instead of
+	 * running them on a local GPU.  GONE: empty.
+	 */
+	char upstream[64];
 };
 
 struct xcuda_back_attach {

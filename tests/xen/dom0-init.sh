@@ -78,9 +78,10 @@ finish() {
 # ------------------------------------------------------------------ xcudad
 
 XPID=
+# xcudad_start [OPTION...]: the daemon that serves the guests.
 xcudad_start() {
 	[ "$HAVE_XCUDAD" = 1 ] || return 1
-	xcudad -v >>"$XCUDAD_LOG" 2>&1 &
+	xcudad -v "$@" >>"$XCUDAD_LOG" 2>&1 &
 	XPID=$!
 	# ready once it holds /dev/xcuda-back open (its control file)
 	if [ -e /dev/xcuda-back ]; then

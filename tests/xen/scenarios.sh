@@ -9,7 +9,7 @@
 # the SCENARIOS line to know which results to expect.
 
 # shellcheck disable=SC2034 # read by run.sh
-SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug pingpong corrupt-ring"
+SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug pingpong corrupt-ring upstream"
 
 XCUDACTL="LD_LIBRARY_PATH=$OPT/lib xcudactl"
 RING_TEST="LD_LIBRARY_PATH=$OPT/lib xcuda-ring-test"
@@ -325,18 +325,22 @@ sc_hotplug() {
 
 # ------------------------------------------------------------------ 11
 
-# RIG_PINGPONG round trips on one data ring, half with this side spinning
-# for its answers while the worker naps between random pauses, half with
-# this side sleeping on every answer (XCUDA_SPIN_US=0): a lost wake-up
-# hangs a call, which the program reports after 10 s.
+# RIG_PINGPONG round trips on one data ring: 7 in 10 with this side
+# spinning for its answers while the worker naps between random pauses,
+# 3 in 10 with this side sleeping on every answer (XCUDA_SPIN_US=0),
+# which costs three times as long under emulation.  A lost wake-up hangs
+# a call, which the program reports after 10 s.
 sc_pingpong() {
 	need RING_TEST xcuda-ring-test XCUDAD xcudad || return
 	connected || { fail "not Connected ($(states))"; return; }
-	pp_half=$((${RIG_PINGPONG:-1000000} / 2))
+	pp_all=${RIG_PINGPONG:-1000000}
+	pp_sleep=$((pp_all * 3 / 10))
 	for pp_env in "" "XCUDA_SPIN_US=0"; do
-		domu 1800 "$pp_env $RING_TEST pingpong $pp_half 0x${#pp_env}5eed"
+		pp_n=$((pp_all - pp_sleep))
+		[ -z "$pp_env" ] || pp_n=$pp_sleep
+		domu 1800 "$pp_env $RING_TEST pingpong $pp_n 0x${#pp_env}5eed"
 		sed 's/^/RIG:   /' "$W/domu.out" "$W/domu.err"
-		[ "$DU_RC" = 0 ] && grep -q "^pingpong ok: $pp_half round trips" "$W/domu.out" ||
+		[ "$DU_RC" = 0 ] && grep -q "^pingpong ok: $pp_n round trips" "$W/domu.out" ||
 			{ fail "pingpong ${pp_env:-spinning}: status ${DU_RC:-none}: $(head -n 1 "$W/domu.out")"; return; }
 	done
 	wait_workers 20 -eq 0 || fail "$(workers) workers left"
@@ -366,6 +370,85 @@ sc_corrupt_ring() {
 	session_works "after the corrupt ring" || return
 }
 
+# ------------------------------------------------------------------ 13
+
+# The upstream link inside Dom0: a second xcudad stands for the GPU
+# server (--listen on the loopback), and the guests' xcudad relays every
+# session to it (--upstream).  The DomU's path is then DomU -> grant ring
+# -> relay worker -> TCP -> the server's worker -> the real runtime.
+UP_PORT=7700
+UP_LOG=/var/log/xcudad-upstream.log
+UPPID=
+up_start() { # KEYFILE
+	# the initramfs brings no interface up, not even the loopback
+	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+	xcudad -v --no-xen --socket /run/xcuda/upstream.sock \
+		--listen "127.0.0.1:$UP_PORT" --key "$1" >>"$UP_LOG" 2>&1 &
+	UPPID=$!
+	sleep 1
+	kill -0 "$UPPID" 2>/dev/null || { say "the upstream xcudad died at start: $(tail -n 3 "$UP_LOG")"; UPPID=; return 1; }
+}
+up_stop() {
+	[ -n "$UPPID" ] || return 0
+	kill -9 "$UPPID" 2>/dev/null
+	wait "$UPPID" 2>/dev/null
+	UPPID=
+}
+# up_relay KEYFILE: the guests' xcudad again, relaying to the upstream.
+up_relay() {
+	xcudad_stop
+	xcudad_start --upstream "127.0.0.1:$UP_PORT" --key "$1"
+}
+up_restore() {
+	up_stop
+	xcudad_stop
+	xcudad_start
+}
+
+sc_upstream() {
+	need XCUDACTL xcudactl XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	mkdir -p /etc/xcuda
+	head -c 48 /dev/urandom >/etc/xcuda/up.key
+	head -c 48 /dev/urandom >/etc/xcuda/wrong.key
+	chmod 600 /etc/xcuda/up.key /etc/xcuda/wrong.key
+	up_start /etc/xcuda/up.key || { fail "no upstream xcudad"; return; }
+	up_relay /etc/xcuda/up.key || { up_restore; fail "no relaying xcudad"; return; }
+
+	domu 300 "$XCUDACTL echo 1 4096 1M 16M && $XCUDACTL ping 200"
+	sed 's/^/RIG:   /' "$W/domu.out" "$W/domu.err"
+	for s in 1 4096 1M 16M; do
+		grep -qx "echo $s ok" "$W/domu.out" || { up_restore; fail "through the upstream: no 'echo $s ok'"; return; }
+	done
+	# every CUDA test program, through the upstream now
+	sc_cuda_compare
+	[ -z "$SC_WHY" ] || { up_restore; return; }
+
+	# the upstream vanishes mid-session: a clear error, no hang
+	bg_start hold13 "$XCUDACTL hold 60" || { up_restore; fail "could not start xcudactl hold"; return; }
+	wait_workers 30 -ge 1 || { up_restore; fail "no relay worker for the session"; return; }
+	sleep 2
+	say "kill -9 the upstream xcudad ($UPPID)"
+	up_stop
+	domu 60 'i=0; while [ ! -s /tmp/hold13.rc ] && [ $i -lt 400 ]; do sleep 0.1; i=$((i + 1)); done; echo "status $(cat /tmp/hold13.rc 2>/dev/null) after $((i * 100)) ms"; cat /tmp/hold13.out'
+	sed 's/^/RIG:   /' "$W/domu.out"
+	up_st=$(sed -n 's/^status \([0-9]*\) after.*/\1/p' "$W/domu.out")
+	[ "$up_st" = 3 ] && grep -q '^hold: session lost: ' "$W/domu.out" ||
+		{ up_restore; fail "with the upstream gone, xcudactl hold ended with status '${up_st:-none}' within 40 s"; return; }
+
+	# a relay with the wrong key is refused: a clear error, no hang
+	up_start /etc/xcuda/up.key || { up_restore; fail "no upstream xcudad"; return; }
+	up_relay /etc/xcuda/wrong.key || { up_restore; fail "no relaying xcudad"; return; }
+	domu 60 "$XCUDACTL echo 4096"
+	sed 's/^/RIG:   /' "$W/domu.out" "$W/domu.err"
+	[ -n "$DU_RC" ] && [ "$DU_RC" != 0 ] || { up_restore; fail "with the wrong key: echo status ${DU_RC:-none}, not a failure"; return; }
+	grep -qi 'key\|mac\|auth' "$UP_LOG" || { up_restore; fail "the upstream logged no refusal"; return; }
+	grep -i 'key\|mac\|auth' "$UP_LOG" | tail -n 2 | sed 's/^/RIG:   upstream: /'
+
+	up_restore || { fail "xcudad did not restart"; return; }
+	session_works "after the upstream" || return
+}
+
 run_scenarios() {
 	scenario 1 connect sc_connect
 	scenario 2 echo sc_echo
@@ -379,6 +462,7 @@ run_scenarios() {
 	scenario 10 hotplug sc_hotplug
 	scenario 11 pingpong sc_pingpong
 	scenario 12 corrupt-ring sc_corrupt_ring
+	scenario 13 upstream sc_upstream
 }
 
 # ------------------------------------------------------------------ demo

@@ -187,7 +187,21 @@ def emit_calls_h(spec, src):
     for c in spec.calls:
         emit_struct(o, c, 'args', c.args, c.args_size)
         emit_struct(o, c, 'res', c.res, c.res_size)
-    o += ['/* What both ends know of every command. */',
+    o += ['/*',
+          ' * An arena extent among a command\'s arguments: the offset of its',
+          ' * struct xcuda_extent in args, and whether the worker reads it',
+          ' * (XCUDA_EXT_IN), writes it (XCUDA_EXT_OUT) or both.  Extents of',
+          ' * hand-written layouts count as both unless tools/gencalls/cgen.py',
+          ' * knows better.',
+          ' */',
+          '#define XCUDA_EXT_IN\t1',
+          '#define XCUDA_EXT_OUT\t2',
+          '#define XCUDA_EXT_INOUT\t(XCUDA_EXT_IN | XCUDA_EXT_OUT)',
+          'struct xcuda_arg_ext {',
+          '\tuint16_t offset;',
+          '\tuint16_t dir;',
+          '};', '',
+          '/* What both ends know of every command. */',
           'struct xcuda_call_info {',
           '\tconst char *name;\t/* NULL: no such opcode */',
           '\tuint16_t flags;\t\t/* XCUDA_CF_* */',
@@ -195,6 +209,9 @@ def emit_calls_h(spec, src):
           '\tuint16_t args_size;',
           '\tuint16_t min_len;\t/* shortest hdr.len (varargs) */',
           '\tuint16_t res_size;',
+          '\tuint16_t nr_ext;\t/* entries of ext */',
+          '\t/* The arena extents among the arguments (upstream link). */',
+          '\tconst struct xcuda_arg_ext *ext;',
           '};', '',
           'extern const struct xcuda_call_info xcuda_calls[XCUDA_OP_MAX];',
           '',
@@ -207,19 +224,76 @@ def emit_calls_h(spec, src):
     return '\n'.join(o)
 
 
+# Extents of hand-written layouts whose direction the layout does not say
+# (they count as read and written): the large inputs, which the worker
+# only reads.  Both ends of the upstream link read this table, so a wrong
+# entry loses data: list only what the handler's code makes plain.
+HAND_EXT_DIRS = {
+    ('DRV_MODULE_LOAD_DATA', 'image'): 'in',
+    ('DRV_MODULE_LOAD_EX', 'opts'): 'in',
+    ('DRV_MODULE_LOAD_EX', 'image'): 'in',
+    ('DRV_LINK_CREATE', 'opts'): 'in',
+    ('DRV_LINK_ADD_DATA', 'data'): 'in',
+    ('DRV_LINK_ADD_DATA', 'name'): 'in',
+    ('DRV_LAUNCH_KERNEL', 'params'): 'in',
+    ('DRV_LAUNCH_COOPERATIVE', 'params'): 'in',
+}
+
+EXT_DIRS = {'in': 'XCUDA_EXT_IN', 'out': 'XCUDA_EXT_OUT',
+            'inout': 'XCUDA_EXT_INOUT'}
+
+
+def arg_extents(call):
+    """The arena extents among @call's arguments: (offset, direction)."""
+    out = []
+    for f in call.args:
+        if f.ctype != 'struct xcuda_extent':
+            continue
+        p = f.param
+        if p is None:
+            d = HAND_EXT_DIRS.get((call.name, f.name), 'inout')
+        elif p.kind == 'string':
+            d = 'in'
+        else:
+            d = p.dir or 'inout'
+        out.append((f.offset, EXT_DIRS[d]))
+    return out
+
+
 def emit_table_c(spec, src):
     o = preamble(src, 'What both ends know of every command.',
                  local=('xcuda/calls.h',))
+    # One table of every command's argument extents; each command's
+    # entry points at its own run.
+    first, exts = {}, []
+    for c in spec.calls:
+        ext = arg_extents(c)
+        if ext:
+            first[c.name] = len(exts)
+            exts += [(c.name, e) for e in ext]
+    if exts:
+        o.append('static const struct xcuda_arg_ext xcuda_arg_exts[] = {')
+        last = None
+        for name, e in exts:
+            if name != last:
+                o.append('\t/* %s */' % name)
+                last = name
+            o.append('\t{ %d, %s },' % e)
+        o += ['};', '']
     o += ['const struct xcuda_call_info xcuda_calls[XCUDA_OP_MAX] = {']
     for c in spec.calls:
+        ext = arg_extents(c)
         o += ['\t[XCUDA_OP_%s] = {' % c.name,
               '\t\t.name = "%s",' % c.name,
               '\t\t.flags = %s,' % flags_expr(c),
               '\t\t.data = %s,' % DATA_USES[c.data],
               '\t\t.args_size = %d,' % c.args_size,
               '\t\t.min_len = %d,' % min_len(c),
-              '\t\t.res_size = %d,' % c.res_size,
-              '\t},']
+              '\t\t.res_size = %d,' % c.res_size]
+        if ext:
+            o += ['\t\t.nr_ext = %d,' % len(ext),
+                  '\t\t.ext = xcuda_arg_exts + %d,' % first[c.name]]
+        o += ['\t},']
     o += ['};', '']
     return '\n'.join(o)
 

@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The relay (relay.h): a session of a guest of this host, served by a
+ * worker of the GPU server over the upstream link (xcuda/upstream.h).
+ *
+ * Two threads share the session's channel: this one takes the guest's
+ * requests (c->ops->next()) and sends each at once, with the arena bytes
+ * the worker will read (up_spans.h), never waiting for answers, so that
+ * requests flow as they do on a ring; the receiving thread reads the
+ * server's answers, puts the arena bytes that come with them in the
+ * guest's arena and answers the guest (c->ops->reply()).  Nothing else
+ * of the channel is used from two threads, and the ring allows exactly
+ * this split (ring_back.c: each side writes its own indexes, what they
+ * share is atomic).  The list of requests in flight, which the receiving
+ * thread checks each answer against, is under a mutex.
+ *
+ * The relay reads the guest's requests only as far as it must to read
+ * the arena safely (the extents, each checked against the arena); the
+ * server's worker validates everything as it would a local guest's.  The
+ * server is not trusted either: an answer to no request, or an extent
+ * outside the arena, ends the session.
+ *
+ * When the link breaks, or the server neither says anything nor takes
+ * our bytes for XCUDA_UPSTREAM_TIMEOUT_S while requests are outstanding
+ * (a busy server sends a heartbeat), every request outstanding is answered
+ * cudaErrorDevicesUnavailable and the session ends: the guest library
+ * then reports the lost session as it does when a worker dies.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include <driver_types.h>
+
+#include "xcuda/calls.h"
+#include "common/env.h"
+#include "common/ring_wait.h"
+#include "log.h"
+#include "relay.h"
+#include "up_spans.h"
+
+/*
+ * The arena is memory shared with the guest, another process or domain:
+ * what orders our accesses to it against the guest's and against each
+ * other's (the sender reads bytes the receiver wrote for an earlier
+ * answer, after the guest saw that answer; the receiver writes bytes
+ * the server sent after it had the request that named them) is the ring
+ * and the server, which ThreadSanitizer cannot see.  The relay only
+ * moves those bytes, never reads them: it tells ThreadSanitizer to look
+ * away while it does (everything else of the two threads, it checks).
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define XD_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define XD_TSAN 1
+#endif
+#ifdef XD_TSAN
+void AnnotateIgnoreReadsBegin(const char *file, int line);
+void AnnotateIgnoreReadsEnd(const char *file, int line);
+void AnnotateIgnoreWritesBegin(const char *file, int line);
+void AnnotateIgnoreWritesEnd(const char *file, int line);
+#define XD_ARENA_IO_BEGIN()						\
+	(AnnotateIgnoreReadsBegin(__FILE__, __LINE__),			\
+	 AnnotateIgnoreWritesBegin(__FILE__, __LINE__))
+#define XD_ARENA_IO_END()						\
+	(AnnotateIgnoreWritesEnd(__FILE__, __LINE__),			\
+	 AnnotateIgnoreReadsEnd(__FILE__, __LINE__))
+#else
+#define XD_ARENA_IO_BEGIN()	((void)0)
+#define XD_ARENA_IO_END()	((void)0)
+#endif
+
+/* How often each thread looks whether the other ended the session. */
+#define XD_RELAY_POLL_MS	200
+/* Requests in flight at most: more than any ring holds. */
+#define XD_RELAY_MAX_Q		4096
+#define XD_RELAY_RD_BUF		(256u << 10)
+#define XD_RELAY_WR_BUF		(256u << 10)
+#define XD_RELAY_IOV		1024
+
+/* A request sent, for its answer. */
+struct xd_rq {
+	uint64_t id;
+	uint16_t op;
+	uint16_t flags;
+};
+
+struct xd_relay {
+	struct xd_chan *c;
+	const char *addr;
+	int fd;
+	uint32_t srv_session;
+	uint64_t timeout_ns;	/* 0: wait for answers forever */
+	struct xd_up_rd rd;	/* the receiving thread's */
+	struct xd_up_wr wr;	/* the sending thread's */
+	struct xd_up_span spans[XD_UP_SPANS_MAX];	/* the sender's */
+	pthread_mutex_t lock;	/* the list, busy_since */
+	struct xd_rq *q;
+	unsigned int qhead, qlen, qcap;
+	uint64_t busy_since;	/* the clock when the list last filled */
+	/* Atomic: how the session ends. */
+	int guest_done;		/* the guest went or broke the ring */
+	int link_done;		/* the link is over (the receiver says) */
+	int send_err;		/* the sender could not send: this errno */
+	int closed;		/* the receiver's: CLOSE was answered */
+};
+
+static int xd_flag(const int *f)
+{
+	return __atomic_load_n(f, __ATOMIC_ACQUIRE);
+}
+
+static void xd_flag_set(int *f, int v)
+{
+	__atomic_store_n(f, v, __ATOMIC_RELEASE);
+}
+
+/* ---- the handshake ---- */
+
+static int xd_relay_open(struct xd_relay *r, const struct xd_upstream *up)
+{
+	struct xcuda_up_hello h = { XCUDA_UP_MAGIC, XCUDA_UP_VERSION, { 0 } };
+	struct xcuda_up_welcome w;
+	struct xcuda_up_chal ch;
+	struct xcuda_up_open o;
+	int ret;
+
+	r->fd = xd_up_connect(up->addr, XD_RELAY_CONNECT_MS);
+	if (r->fd < 0) {
+		xd_log(XD_LOG_WARN, "upstream %s: cannot connect: %s",
+		       up->addr, r->fd == -ENOENT ? "no such host" :
+		       strerror(-r->fd));
+		return r->fd;
+	}
+	ret = xd_up_nonce(h.nonce);
+	if (!ret)
+		ret = xd_up_write_all(r->fd, &h, sizeof(h));
+	if (!ret)
+		ret = xd_up_read_all(r->fd, &ch, sizeof(ch),
+				     xd_up_deadline(XD_UP_HANDSHAKE_MS));
+	if (ret) {
+		xd_log(XD_LOG_WARN, "upstream %s: %s", up->addr,
+		       ret == -EPIPE ? "it closed the connection (is it at "
+		       "its session limit?)" : strerror(-ret));
+		return ret;
+	}
+	if (ch.magic != XCUDA_UP_MAGIC || ch.version != XCUDA_UP_VERSION) {
+		xd_log(XD_LOG_WARN, "upstream %s: not an xcudad of upstream "
+		       "version %u", up->addr, XCUDA_UP_VERSION);
+		return -EPROTO;
+	}
+	/* A server that does not know the key gets nothing from us. */
+	if (!xd_up_mac_ok(up->key, XD_UP_LABEL_SERVER, h.nonce, ch.nonce,
+			  ch.mac)) {
+		xd_log(XD_LOG_WARN, "upstream %s: refused: the server does not "
+		       "know the key (wrong MAC)", up->addr);
+		return -EACCES;
+	}
+	memset(&o, 0, sizeof(o));
+	o.arena_size = r->c->arena_size;
+	/* Thrice within our timeout: one lost or late is no alarm. */
+	o.alive_ms = r->timeout_ns ? (uint32_t)(r->timeout_ns / 3000000u) : 0;
+	if (o.alive_ms > XD_UP_HEARTBEAT_MS)
+		o.alive_ms = XD_UP_HEARTBEAT_MS;
+	if (xd_up_mac(up->key, XD_UP_LABEL_RELAY, ch.nonce, h.nonce, o.mac))
+		return -EIO;
+	ret = xd_up_write_all(r->fd, &o, sizeof(o));
+	if (!ret)
+		ret = xd_up_read_all(r->fd, &w, sizeof(w),
+				     xd_up_deadline(XD_UP_HANDSHAKE_MS));
+	if (ret) {
+		xd_log(XD_LOG_WARN, "upstream %s: handshake failed: %s",
+		       up->addr, strerror(-ret));
+		return ret;
+	}
+	if (w.status) {
+		xd_log(XD_LOG_WARN, "upstream %s refused the session: %s%s",
+		       up->addr, w.status < 0 && w.status > -4096 ?
+		       strerror(-w.status) : "?", w.status == -EACCES ?
+		       " (it has another key)" : "");
+		return w.status < 0 && w.status > -4096 ? w.status : -EPROTO;
+	}
+	/* The guest's offsets are checked against the arena it has. */
+	if (w.arena_size != r->c->arena_size) {
+		xd_log(XD_LOG_WARN, "upstream %s grants an arena of %llu MiB, "
+		       "the guest's has %llu MiB: raise the server's "
+		       "--max-arena, or lower XCUDA_ARENA_MB", up->addr,
+		       (unsigned long long)(w.arena_size >> 20),
+		       (unsigned long long)(r->c->arena_size >> 20));
+		return -ENOSPC;
+	}
+	r->srv_session = w.session;
+	xd_log(XD_LOG_DEBUG, "upstream %s: server session %08x", up->addr,
+	       w.session);
+	return 0;
+}
+
+/* No server: the guest's first request learns it, then the session ends. */
+static void xd_relay_refuse(struct xd_chan *c)
+{
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+
+	if (c->ops->next(c, &req, 5000) != 1)
+		return;
+	memset(&rsp, 0, sizeof(rsp));
+	rsp.id = req.hdr.id;
+	rsp.op = req.hdr.op;
+	rsp.flags = req.hdr.flags;
+	rsp.status = cudaErrorDevicesUnavailable;
+	c->ops->reply(c, &rsp, 0);
+}
+
+/* ---- guest -> server ---- */
+
+static int xd_relay_queue(struct xd_relay *r, const struct xcuda_request *req)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&r->lock);
+	if (r->qlen == r->qcap) {
+		unsigned int cap = r->qcap ? r->qcap * 2 : 64, i;
+		struct xd_rq *q;
+
+		q = cap > XD_RELAY_MAX_Q ? NULL : malloc(cap * sizeof(*q));
+		if (!q) {
+			ret = -ENOBUFS;
+			goto out;
+		}
+		for (i = 0; i < r->qlen; i++)
+			q[i] = r->q[(r->qhead + i) % r->qcap];
+		free(r->q);
+		r->q = q;
+		r->qcap = cap;
+		r->qhead = 0;
+	}
+	if (!r->qlen)
+		r->busy_since = xr_now_ns();
+	r->q[(r->qhead + r->qlen++) % r->qcap] = (struct xd_rq){
+		req->hdr.id, req->hdr.op, req->hdr.flags };
+out:
+	pthread_mutex_unlock(&r->lock);
+	return ret;
+}
+
+/*
+ * cudaHostRegister's memfd, sent beside the request on `local`: the
+ * server cannot map it (it answers "cannot pin" and the guest stages
+ * copies instead), so it is taken and closed here, not left queued.
+ */
+static void xd_relay_drop_fd(struct xd_chan *c, const struct xcuda_request *req)
+{
+	struct xcuda_host_register_args a;
+	int fd;
+
+	if (req->hdr.op != XCUDA_OP_HOST_REGISTER || !c->ops->take_fd ||
+	    req->hdr.len < sizeof(a))
+		return;
+	memcpy(&a, req->args, sizeof(a));
+	fd = a.tag ? c->ops->take_fd(c, a.tag) : -1;
+	if (fd >= 0)
+		close(fd);
+}
+
+/* One request and its bytes into the writer: 0 or a negative errno. */
+static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
+{
+	struct xd_chan *c = r->c;
+	struct xcuda_up_req f;
+	uint64_t total = 0, k;
+	unsigned int n, i;
+	int ret;
+
+	xd_relay_drop_fd(c, req);
+	n = xd_up_spans(req, c->arena_size, XD_UP_IN, r->spans);
+	for (i = 0; i < n; i++)
+		total += xd_up_span_bytes(&r->spans[i]);
+	if (total > UINT32_MAX) {
+		xd_log(XD_LOG_WARN, "request id %llu op %u: %llu bytes, more "
+		       "than one frame carries: ending the session",
+		       (unsigned long long)req->hdr.id, req->hdr.op,
+		       (unsigned long long)total);
+		return -EMSGSIZE;
+	}
+	/* Another session's id stays wrong: the server's worker refuses it. */
+	req->hdr.session = req->hdr.session == c->session ? r->srv_session : 0;
+	ret = xd_relay_queue(r, req);
+	if (ret) {
+		xd_log(XD_LOG_WARN, "more than %u requests in flight: ending "
+		       "the session", XD_RELAY_MAX_Q);
+		return ret;
+	}
+	f.magic = XCUDA_UP_REQ_MAGIC;
+	f.in_len = (uint32_t)total;
+	f.req = *req;
+	ret = xd_up_wr_add(&r->wr, &f, sizeof(f));
+	for (i = 0; i < n && !ret; i++) {
+		const struct xd_up_span *s = &r->spans[i];
+
+		for (k = 0; k < s->rows && !ret; k++)
+			ret = xd_up_wr_add(&r->wr, c->arena + s->off +
+					   k * s->pitch, s->width);
+	}
+	return ret;
+}
+
+/* The sending thread: the session's own, until it ends. */
+static void xd_relay_send(struct xd_relay *r)
+{
+	struct xd_chan *c = r->c;
+	struct xcuda_request req;
+	int flushed = 1, ret;
+
+	while (!xd_flag(&r->link_done)) {
+		/* A batch goes once the ring has nothing more right now. */
+		ret = c->ops->next(c, &req, flushed ? XD_RELAY_POLL_MS : 0);
+		if (!ret) {
+			if (flushed)
+				continue;
+			flushed = 1;
+			XD_ARENA_IO_BEGIN();
+			ret = xd_up_wr_flush(&r->wr);
+			XD_ARENA_IO_END();
+			if (ret)
+				goto link;
+			continue;
+		}
+		if (ret < 0) {
+			if (ret == -EPIPE)
+				xd_log(XD_LOG_DEBUG, "guest has gone");
+			else
+				xd_log(XD_LOG_WARN, "guest broke the ring "
+				       "(%s): ending the session",
+				       strerror(-ret));
+			break;
+		}
+		flushed = 0;
+		XD_ARENA_IO_BEGIN();
+		ret = xd_relay_forward(r, &req);
+		XD_ARENA_IO_END();
+		if (ret == -EMSGSIZE || ret == -ENOBUFS)
+			break;
+		if (ret)
+			goto link;
+	}
+	/* What the guest sent before it went still goes (best effort). */
+	if (!flushed && !xd_flag(&r->link_done)) {
+		XD_ARENA_IO_BEGIN();
+		(void)xd_up_wr_flush(&r->wr);
+		XD_ARENA_IO_END();
+	}
+	xd_flag_set(&r->guest_done, 1);
+	shutdown(r->fd, SHUT_RDWR);
+	return;
+link:
+	/* The receiver answers what is outstanding, and says why. */
+	xd_flag_set(&r->send_err, ret);
+	shutdown(r->fd, SHUT_RDWR);
+}
+
+/* ---- server -> guest ---- */
+
+/*
+ * The link is gone: answers every request outstanding, oldest first, so
+ * that no guest thread waits for an answer that cannot come.
+ */
+static void xd_relay_lost(struct xd_relay *r, int err, const char *why)
+{
+	struct xd_chan *c = r->c;
+	struct xcuda_response rsp;
+	struct xd_rq *q = NULL;
+	unsigned int n, i;
+
+	if (xd_flag(&r->guest_done))
+		return;		/* nobody is waiting */
+	xd_flag_set(&r->link_done, 1);
+	if (xd_flag(&r->send_err))
+		err = xd_flag(&r->send_err);
+	/* The sender may still add one: those taken now are answered. */
+	pthread_mutex_lock(&r->lock);
+	n = r->qlen;
+	if (n)
+		q = malloc(n * sizeof(*q));
+	for (i = 0; q && i < n; i++)
+		q[i] = r->q[(r->qhead + i) % r->qcap];
+	pthread_mutex_unlock(&r->lock);
+	if (!q)
+		n = 0;
+	xd_log(XD_LOG_WARN, "upstream %s lost (%s%s%s): ending the session, "
+	       "%u request%s answered cudaErrorDevicesUnavailable", r->addr,
+	       why, err ? ": " : "", err ? strerror(-err) : "", n,
+	       n == 1 ? "" : "s");
+	for (i = 0; i < n; i++) {
+		memset(&rsp, 0, sizeof(rsp));
+		rsp.id = q[i].id;
+		rsp.op = q[i].op;
+		rsp.flags = q[i].flags;
+		rsp.status = cudaErrorDevicesUnavailable;
+		if (c->ops->reply(c, &rsp, i + 1 < n) < 0)
+			break;
+	}
+	free(q);
+	shutdown(r->fd, SHUT_RDWR);
+}
+
+/* Whether the frame after this one is an answer, buffered already. */
+static int xd_relay_answer_next(const struct xd_relay *r)
+{
+	const struct xcuda_up_rsp *n = xd_up_rd_peek(&r->rd, sizeof(*n));
+	uint32_t magic;
+
+	if (!n)
+		return 0;
+	memcpy(&magic, &n->magic, sizeof(magic));
+	return magic == XCUDA_UP_RSP_MAGIC;
+}
+
+/* One frame from the server: 0, or 1 once the session is over. */
+static int xd_relay_frame(struct xd_relay *r)
+{
+	struct xd_chan *c = r->c;
+	struct xcuda_up_rsp f;
+	struct xcuda_up_ext e;
+	struct xd_up_span s;
+	unsigned int i, qlen;
+	uint64_t k;
+	struct xd_rq q;
+	int ret;
+
+	ret = xd_up_rd_read(&r->rd, &f, sizeof(f), XD_UP_STALL_MS);
+	if (ret == -EPIPE) {
+		pthread_mutex_lock(&r->lock);
+		qlen = r->qlen;
+		pthread_mutex_unlock(&r->lock);
+		/* After CLOSE the server's worker ends: nothing is lost. */
+		if (!qlen && !xd_flag(&r->send_err) &&
+		    (r->closed || xd_flag(&r->guest_done))) {
+			xd_log(XD_LOG_DEBUG, "upstream closed the session");
+			xd_flag_set(&r->link_done, 1);
+			return 1;
+		}
+		xd_relay_lost(r, 0, "the server closed the connection");
+		return 1;
+	}
+	if (ret) {
+		xd_relay_lost(r, ret, "reading an answer");
+		return 1;
+	}
+	if ((f.magic != XCUDA_UP_RSP_MAGIC && f.magic != XCUDA_UP_DATA_MAGIC) ||
+	    f.nr_out > XCUDA_UP_MAX_OUT) {
+		xd_relay_lost(r, -EPROTO, "a malformed answer");
+		return 1;
+	}
+	for (i = 0; i < f.nr_out; i++) {
+		ret = xd_up_rd_read(&r->rd, &e, sizeof(e), XD_UP_STALL_MS);
+		s = (struct xd_up_span){ e.off, e.width, e.pitch, e.rows };
+		if (!ret && !xd_up_span_ok(&s, c->arena_size))
+			ret = -EPROTO;
+		XD_ARENA_IO_BEGIN();
+		for (k = 0; k < s.rows && !ret; k++)
+			ret = xd_up_rd_read(&r->rd, c->arena + s.off +
+					    k * s.pitch, s.width,
+					    XD_UP_STALL_MS);
+		XD_ARENA_IO_END();
+		if (ret) {
+			xd_relay_lost(r, ret == -EPIPE ? -EPROTO : ret,
+				      "an answer's extents");
+			return 1;
+		}
+	}
+	if (f.magic == XCUDA_UP_DATA_MAGIC)
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	ret = -EPROTO;
+	if (r->qlen) {
+		q = r->q[r->qhead];
+		if (q.id == f.rsp.id && q.op == f.rsp.op &&
+		    (f.rsp.flags & ~XCUDA_RSPF_OUTPUT) == q.flags) {
+			r->qhead = (r->qhead + 1) % r->qcap;
+			r->qlen--;
+			ret = 0;
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (ret) {
+		xd_relay_lost(r, ret, "an answer to no request");
+		return 1;
+	}
+	if (f.rsp.op == XCUDA_OP_CLOSE && !f.rsp.status)
+		r->closed = 1;
+	/*
+	 * The guest's bell can wait for the rest of the batch, but only
+	 * when its next answer is here already: a bell held back is rung
+	 * by the next reply (or by the sender's next wait, which may be far).
+	 */
+	ret = c->ops->reply(c, &f.rsp, xd_relay_answer_next(r));
+	if (ret < 0) {
+		if (ret != -EPIPE)
+			xd_log(XD_LOG_WARN, "cannot answer the guest (%s): "
+			       "ending the session", strerror(-ret));
+		xd_flag_set(&r->guest_done, 1);
+		shutdown(r->fd, SHUT_RDWR);
+		return 1;
+	}
+	return 0;
+}
+
+static void *xd_relay_recv(void *arg)
+{
+	struct xd_relay *r = arg;
+	uint64_t since, now;
+	unsigned int qlen;
+	int w;
+
+	for (;;) {
+		if (xd_flag(&r->guest_done))
+			break;
+		w = xd_up_rd_wait(&r->rd, XD_RELAY_POLL_MS);
+		if (w < 0) {
+			xd_relay_lost(r, w, "waiting for answers");
+			break;
+		}
+		if (w > 0) {
+			if (xd_relay_frame(r))
+				break;
+			continue;
+		}
+		if (xd_flag(&r->send_err)) {
+			xd_relay_lost(r, 0, "sending a request");
+			break;
+		}
+		if (!r->timeout_ns)
+			continue;
+		pthread_mutex_lock(&r->lock);
+		qlen = r->qlen;
+		since = r->busy_since;
+		pthread_mutex_unlock(&r->lock);
+		/* Bytes it sent, or took from us: the server is there. */
+		if (since < r->rd.last)
+			since = r->rd.last;
+		now = __atomic_load_n(&r->wr.last, __ATOMIC_RELAXED);
+		if (since < now)
+			since = now;
+		now = xr_now_ns();
+		if (qlen && now > since && now - since > r->timeout_ns) {
+			xd_relay_lost(r, 0, "no answer in time");
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* ---- the session ---- */
+
+static uint64_t xd_relay_timeout(void)
+{
+	unsigned long long s = XD_RELAY_TIMEOUT_S;
+
+	if (xcuda_env_uint(XD_RELAY_TIMEOUT_ENV, 86400, &s) < 0) {
+		xd_log(XD_LOG_WARN, "bad %s: %d s", XD_RELAY_TIMEOUT_ENV,
+		       XD_RELAY_TIMEOUT_S);
+		s = XD_RELAY_TIMEOUT_S;
+	}
+	return (uint64_t)s * 1000000000u;
+}
+
+int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
+{
+	struct xd_relay *r = calloc(1, sizeof(*r));
+	pthread_t rx;
+	int ret = 1;
+
+	if (!r) {
+		xd_log(XD_LOG_ERROR, "out of memory");
+		c->ops->close(c);
+		return 1;
+	}
+	r->c = c;
+	r->fd = -1;
+	r->addr = up->addr;
+	r->timeout_ns = xd_relay_timeout();
+	pthread_mutex_init(&r->lock, NULL);
+	xd_log(XD_LOG_DEBUG, "relaying to %s, arena %llu bytes", up->addr,
+	       (unsigned long long)c->arena_size);
+	if (xd_relay_open(r, up)) {
+		xd_relay_refuse(c);
+		goto out;
+	}
+	if (xd_up_rd_init(&r->rd, r->fd, XD_RELAY_RD_BUF) ||
+	    xd_up_wr_init(&r->wr, r->fd, XD_RELAY_WR_BUF, XD_RELAY_IOV,
+			  XD_UP_STALL_MS) ||
+	    pthread_create(&rx, NULL, xd_relay_recv, r)) {
+		xd_log(XD_LOG_ERROR, "cannot start relaying: out of memory");
+		xd_relay_refuse(c);
+		goto out;
+	}
+	xd_relay_send(r);
+	pthread_join(rx, NULL);
+	ret = 0;
+out:
+	c->ops->close(c);
+	if (r->fd >= 0)
+		close(r->fd);
+	xd_up_rd_fini(&r->rd);
+	xd_up_wr_fini(&r->wr);
+	free(r->q);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+	xd_log(XD_LOG_DEBUG, "session ended");
+	return ret;
+}

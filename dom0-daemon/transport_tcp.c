@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The `tcp` transport: the worker's end of the upstream link on the GPU
+ * server (xcuda/upstream.h).  The guest is on another host, behind a
+ * relay (relay.c) that forwards its requests one frame each, with the
+ * arena bytes the worker will read (up_spans.h), and takes back each
+ * answer with the arena bytes the worker wrote.  The arena here is a
+ * memfd of this process, as on `xen`, so that CUDA can pin it; it holds
+ * the guest's bytes only where requests brought them (XD_CHAN_REMOTE).
+ *
+ * The relay is not trusted any more than a guest: every frame is checked
+ * (magic, sizes, the extents' bytes as both ends list them), anything
+ * else ends the session, and the worker validates each request as it
+ * always does.
+ *
+ * Writes into the arena come back to the guest:
+ *  - a synchronous request's with its answer;
+ *  - a posted one's (an asynchronous copy into the arena) are pending
+ *    until the next answer to a synchronous request: the device is
+ *    waited for first, the bytes then sent with that answer, which is
+ *    when the guest may look at them.  While pending, what a later
+ *    request brings for those bytes is dropped: the copy's are newer.
+ *  - a failed copy's are dropped (the guest's bytes stay as they were).
+ * Small answers gather in a buffer while more requests wait to be read,
+ * so that a run of posted calls costs the link few segments; answers
+ * held back go out before we wait for the next request.
+ *
+ * While a request runs longer than the relay's alive_ms (at most
+ * XD_UP_HEARTBEAT_MS: a long kernel waited for), a thread of ours sends
+ * an empty extents frame each time that passes, so that the relay can
+ * tell a busy server from a vanished one (its XCUDA_UPSTREAM_TIMEOUT_S).
+ * It writes under @wlock, which the worker's thread holds while it
+ * builds and sends frames.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include <cuda_runtime_api.h>
+
+#include "xcuda/calls.h"
+#include "common/ring_wait.h"
+#include "log.h"
+#include "shm.h"
+#include "transport_tcp.h"
+#include "up_spans.h"
+
+#define XD_TCP_RD_BUF	(256u << 10)
+#define XD_TCP_WR_BUF	(256u << 10)
+#define XD_TCP_IOV	1024
+#define XD_TCP_MAX_DEVS	64
+
+/* An extent the worker wrote; @dev: the device of a posted copy. */
+struct xd_tcp_out {
+	struct xd_up_span s;
+	uint16_t dev;
+};
+
+struct xd_tcp {
+	int fd;
+	int dead;		/* the error that ended the link, or 0 */
+	struct xd_shm shm;
+	struct xd_up_rd rd;
+	struct xd_up_wr wr;
+	char peer[64];
+	/* The request being handled, taken by next(). */
+	uint16_t op, device;
+	/* Its extents the worker writes (synchronous ones go at once). */
+	struct xd_tcp_out *cur;
+	unsigned int ncur, capcur;
+	/* Posted requests' extents, waiting for a synchronous answer. */
+	struct xd_tcp_out *pend;
+	unsigned int npend, cappend;
+	uint64_t pend_devs;	/* bit d: device d's copies are pending */
+	struct xd_up_span spans[XD_UP_SPANS_MAX];
+	/* The heartbeat: @wr is shared with it under @wlock. */
+	pthread_mutex_t wlock;
+	pthread_cond_t hb_cond;
+	pthread_t hb;
+	int hb_started;
+	int hb_stop;		/* under wlock */
+	int busy;		/* a request is being handled (wlock) */
+	uint64_t sent_ns;	/* the clock at our last frame (wlock) */
+	uint64_t hb_ns;		/* the heartbeat's period */
+};
+
+static int xd_tcp_push(struct xd_tcp_out **v, unsigned int *n,
+		       unsigned int *cap, const struct xd_up_span *s,
+		       uint16_t dev)
+{
+	if (*n == *cap) {
+		unsigned int c = *cap ? *cap * 2 : 16;
+		struct xd_tcp_out *g = realloc(*v, c * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		*v = g;
+		*cap = c;
+	}
+	(*v)[*n].s = *s;
+	(*v)[(*n)++].dev = dev;
+	return 0;
+}
+
+/* The link is over: every later call says so. */
+static int xd_tcp_fail(struct xd_tcp *t, int err, const char *what)
+{
+	if (!t->dead) {
+		if (err == -EPROTO)
+			xd_log(XD_LOG_WARN, "relay %s sent a malformed frame "
+			       "(%s): ending the session", t->peer, what);
+		else if (err != -EPIPE)
+			xd_log(XD_LOG_WARN, "relay %s: %s: %s", t->peer, what,
+			       strerror(-err));
+		t->dead = err;
+	}
+	return err;
+}
+
+/* ---- requests ---- */
+
+/*
+ * Where [@pos, @end) first meets a pending extent's rows: [*@cs, *@ce),
+ * or *@cs = *@ce = @end when it does not.
+ */
+static void xd_tcp_covered(const struct xd_tcp *t, uint64_t pos,
+			   uint64_t end, uint64_t *cs, uint64_t *ce)
+{
+	unsigned int i;
+
+	*cs = *ce = end;
+	for (i = 0; i < t->npend; i++) {
+		const struct xd_up_span *p = &t->pend[i].s;
+		uint64_t k = pos <= p->off ? 0 : (pos - p->off) / p->pitch;
+		uint64_t rs, re, s;
+
+		if (k >= p->rows)
+			continue;
+		rs = p->off + k * p->pitch;
+		re = rs + p->width;
+		if (re <= pos) {
+			if (++k >= p->rows)
+				continue;
+			rs += p->pitch;
+			re += p->pitch;
+		}
+		if (rs >= end)
+			continue;
+		s = rs > pos ? rs : pos;
+		if (re > end)
+			re = end;
+		if (s < *cs) {
+			*cs = s;
+			*ce = re;
+		} else if (s == *cs && re > *ce) {
+			*ce = re;
+		}
+	}
+}
+
+/* @len bytes of the frame into the arena at @off, less the pending ones. */
+static int xd_tcp_read_range(struct xd_tcp *t, struct xd_chan *c,
+			     uint64_t off, uint64_t len)
+{
+	uint64_t pos = off, end = off + len, cs, ce;
+	int ret;
+
+	if (!t->npend)
+		return xd_up_rd_read(&t->rd, c->arena + off, len,
+				     XD_UP_STALL_MS);
+	while (pos < end) {
+		xd_tcp_covered(t, pos, end, &cs, &ce);
+		ret = cs > pos ? xd_up_rd_read(&t->rd, c->arena + pos,
+					       cs - pos, XD_UP_STALL_MS) : 0;
+		if (!ret && ce > cs)
+			ret = xd_up_rd_read(&t->rd, NULL, ce - cs,
+					    XD_UP_STALL_MS);
+		if (ret)
+			return ret;
+		pos = ce;
+	}
+	return 0;
+}
+
+/* Sends what is held back unless @len bytes are here to read already. */
+static int xd_tcp_flush_before(struct xd_tcp *t, uint64_t len)
+{
+	int ret;
+
+	if (!xd_up_wr_pending(&t->wr) || xd_up_rd_buffered(&t->rd) >= len)
+		return 0;
+	pthread_mutex_lock(&t->wlock);
+	ret = xd_up_wr_flush(&t->wr);
+	t->sent_ns = xr_now_ns();
+	pthread_mutex_unlock(&t->wlock);
+	return ret ? xd_tcp_fail(t, ret, "cannot send") : 0;
+}
+
+static int xd_tcp_next(struct xd_chan *c, struct xcuda_request *req,
+		       int timeout_ms)
+{
+	struct xd_tcp *t = c->priv;
+	struct xcuda_up_req f;
+	uint64_t total = 0;
+	unsigned int n, i, k;
+	int ret;
+
+	if (t->dead)
+		return t->dead;
+	/* Answers held back for a batch go before we wait. */
+	ret = xd_tcp_flush_before(t, sizeof(f));
+	if (ret)
+		return ret;
+	ret = xd_up_rd_wait(&t->rd, timeout_ms);
+	if (ret <= 0)
+		return ret ? xd_tcp_fail(t, ret, "cannot read") : 0;
+	ret = xd_up_rd_read(&t->rd, &f, sizeof(f), XD_UP_STALL_MS);
+	if (ret == -EPIPE)
+		return xd_tcp_fail(t, ret, "closed");
+	if (ret)
+		return xd_tcp_fail(t, ret == -ETIMEDOUT ? -EPROTO : ret,
+				   "a truncated request");
+	if (f.magic != XCUDA_UP_REQ_MAGIC)
+		return xd_tcp_fail(t, -EPROTO, "bad magic");
+	n = xd_up_spans(&f.req, c->arena_size, XD_UP_IN, t->spans);
+	for (i = 0; i < n; i++)
+		total += xd_up_span_bytes(&t->spans[i]);
+	if (f.in_len != total)
+		return xd_tcp_fail(t, -EPROTO, "its bytes are not the "
+				   "request's extents");
+	ret = xd_tcp_flush_before(t, total);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		const struct xd_up_span *s = &t->spans[i];
+
+		for (k = 0, ret = 0; k < s->rows && !ret; k++)
+			ret = xd_tcp_read_range(t, c, s->off + k * s->pitch,
+						s->width);
+		if (ret)
+			return xd_tcp_fail(t, ret == -EPIPE ||
+					   ret == -ETIMEDOUT ? -EPROTO : ret,
+					   "a truncated request");
+	}
+	/* What it will write, as described; the handler may add more. */
+	t->ncur = 0;
+	n = xd_up_spans(&f.req, c->arena_size, XD_UP_OUT, t->spans);
+	for (i = 0; i < n; i++)
+		if (xd_tcp_push(&t->cur, &t->ncur, &t->capcur, &t->spans[i],
+				0))
+			return xd_tcp_fail(t, -ENOMEM, "out of memory");
+	t->op = f.req.hdr.op;
+	t->device = f.req.hdr.device;
+	pthread_mutex_lock(&t->wlock);
+	t->busy = 1;
+	t->sent_ns = xr_now_ns();
+	pthread_mutex_unlock(&t->wlock);
+	*req = f.req;
+	return 1;
+}
+
+/* ---- answers ---- */
+
+static void xd_tcp_note_out(struct xd_chan *c, uint64_t off, uint64_t width,
+			    uint64_t pitch, uint64_t rows)
+{
+	struct xd_tcp *t = c->priv;
+	struct xd_up_span s = { off, width, rows == 1 ? width : pitch, rows };
+
+	/* The handler checked them: one that is not in the arena is a bug. */
+	if (!xd_up_span_ok(&s, c->arena_size)) {
+		xd_log_ratelimited(XD_LOG_ERROR, "the worker wrote %llu "
+				   "rows outside the arena",
+				   (unsigned long long)rows);
+		return;
+	}
+	if (xd_tcp_push(&t->cur, &t->ncur, &t->capcur, &s, 0))
+		xd_tcp_fail(t, -ENOMEM, "cannot keep what the worker wrote");
+}
+
+/*
+ * The posted copies into the arena must have landed before their bytes
+ * go: wait for each device that has some.  The status of this wait is
+ * not the guest's answer: an asynchronous error is the worker's to
+ * report, and it does, through the guest's own next call on the context
+ * (CUDA's errors of that kind are sticky); nor may it linger as this
+ * thread's last error for a later handler to find.
+ */
+static void xd_tcp_sync_devices(struct xd_tcp *t)
+{
+	int cur = 0, d, have = cudaGetDevice(&cur) == cudaSuccess;
+
+	for (d = 0; d < XD_TCP_MAX_DEVS && have; d++) {
+		if (!(t->pend_devs & (1ull << d)))
+			continue;
+		if (d == cur || cudaSetDevice(d) == cudaSuccess)
+			(void)cudaDeviceSynchronize();
+	}
+	if (have)
+		(void)cudaSetDevice(cur);
+	(void)cudaGetLastError();
+	t->pend_devs = 0;
+}
+
+/* One extent and its rows, into the frame. */
+static int xd_tcp_add_ext(struct xd_tcp *t, struct xd_chan *c,
+			  const struct xd_up_span *s)
+{
+	struct xcuda_up_ext e = { s->off, s->width, s->pitch, s->rows };
+	uint64_t k;
+	int ret;
+
+	ret = xd_up_wr_add(&t->wr, &e, sizeof(e));
+	for (k = 0; k < s->rows && !ret; k++)
+		ret = xd_up_wr_add(&t->wr, c->arena + s->off + k * s->pitch,
+				   s->width);
+	return ret;
+}
+
+/* A frame: @rsp (NULL: extents alone) and the @n extents of @v. */
+static int xd_tcp_frame(struct xd_tcp *t, struct xd_chan *c,
+			const struct xcuda_response *rsp,
+			const struct xd_tcp_out *v, unsigned int n)
+{
+	struct xcuda_up_rsp f;
+	unsigned int i;
+	int ret;
+
+	memset(&f, 0, sizeof(f));
+	f.magic = rsp ? XCUDA_UP_RSP_MAGIC : XCUDA_UP_DATA_MAGIC;
+	f.nr_out = n;
+	if (rsp)
+		f.rsp = *rsp;
+	ret = xd_up_wr_add(&t->wr, &f, sizeof(f));
+	for (i = 0; i < n && !ret; i++)
+		ret = xd_tcp_add_ext(t, c, &v[i].s);
+	return ret;
+}
+
+/* Every pending extent, in frames of their own. */
+static int xd_tcp_send_pending(struct xd_tcp *t, struct xd_chan *c)
+{
+	unsigned int i, n;
+	int ret = 0;
+
+	for (i = 0; i < t->npend && !ret; i += n) {
+		n = t->npend - i;
+		if (n > XCUDA_UP_MAX_OUT)
+			n = XCUDA_UP_MAX_OUT;
+		ret = xd_tcp_frame(t, c, NULL, t->pend + i, n);
+	}
+	t->npend = 0;
+	return ret;
+}
+
+static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
+			       const struct xcuda_response *rsp, int more)
+{
+	unsigned int i;
+	int ret = 0;
+
+	/* A failed copy wrote nothing the guest may see. */
+	if (rsp->status && (t->op == XCUDA_OP_MEMCPY ||
+			    t->op == XCUDA_OP_MEMCPY_2D))
+		t->ncur = 0;
+	if (rsp->flags & XCUDA_RF_POSTED) {
+		for (i = 0; i < t->ncur; i++) {
+			if (xd_tcp_push(&t->pend, &t->npend, &t->cappend,
+					&t->cur[i].s, t->device))
+				return -ENOMEM;
+			if (t->device < XD_TCP_MAX_DEVS)
+				t->pend_devs |= 1ull << t->device;
+		}
+		t->ncur = 0;
+		/* Too many to keep: the device is waited for now. */
+		if (t->npend > XCUDA_UP_MAX_OUT) {
+			xd_tcp_sync_devices(t);
+			ret = xd_tcp_send_pending(t, c);
+		}
+		if (!ret)
+			ret = xd_tcp_frame(t, c, rsp, NULL, 0);
+		/* Held back while more requests wait: next() sends it. */
+		if (!ret && !more && !xd_up_rd_more(&t->rd))
+			ret = xd_up_wr_flush(&t->wr);
+		return ret;
+	}
+	if (t->npend)
+		xd_tcp_sync_devices(t);
+	/* After the pending ones, this answer's own: they are newer. */
+	for (i = 0; i < t->ncur && !ret; i++)
+		if (xd_tcp_push(&t->pend, &t->npend, &t->cappend, &t->cur[i].s,
+				0))
+			ret = -ENOMEM;
+	t->ncur = 0;
+	/* What does not fit beside the answer goes first, alone. */
+	for (i = 0; !ret && t->npend - i > XCUDA_UP_MAX_OUT;
+	     i += XCUDA_UP_MAX_OUT)
+		ret = xd_tcp_frame(t, c, NULL, t->pend + i, XCUDA_UP_MAX_OUT);
+	if (!ret)
+		ret = xd_tcp_frame(t, c, rsp, t->pend + i, t->npend - i);
+	t->npend = 0;
+	/* The rows were referred to in the arena: they go now. */
+	if (!ret)
+		ret = xd_up_wr_flush(&t->wr);
+	return ret;
+}
+
+static int xd_tcp_reply(struct xd_chan *c, const struct xcuda_response *rsp,
+			int more)
+{
+	struct xd_tcp *t = c->priv;
+	int ret;
+
+	if (t->dead)
+		return t->dead;
+	pthread_mutex_lock(&t->wlock);
+	ret = xd_tcp_reply_locked(t, c, rsp, more);
+	t->busy = 0;
+	t->sent_ns = xr_now_ns();
+	pthread_mutex_unlock(&t->wlock);
+	if (ret == -ENOMEM)
+		return xd_tcp_fail(t, ret, "out of memory");
+	return ret ? xd_tcp_fail(t, ret, "cannot send") : 0;
+}
+
+/* ---- the heartbeat ---- */
+
+static void *xd_tcp_heartbeat(void *arg)
+{
+	struct xd_tcp *t = arg;
+	struct xcuda_up_rsp f;
+	struct timespec ts;
+	uint64_t now, at;
+
+	memset(&f, 0, sizeof(f));
+	f.magic = XCUDA_UP_DATA_MAGIC;
+	pthread_mutex_lock(&t->wlock);
+	while (!t->hb_stop) {
+		now = xr_now_ns();
+		at = t->sent_ns + t->hb_ns;
+		if (t->busy && now >= at) {
+			/*
+			 * Between the worker's frames (it holds the lock while
+			 * it builds one): an empty frame of our own, sent at
+			 * once after what is held back.
+			 */
+			if (xd_up_wr_add(&t->wr, &f, sizeof(f)) ||
+			    xd_up_wr_flush(&t->wr))
+				break;	/* the worker finds out itself */
+			t->sent_ns = now;
+			at = now + t->hb_ns;
+		} else if (!t->busy || at < now) {
+			at = now + t->hb_ns;
+		}
+		ts.tv_sec = (time_t)(at / 1000000000u);
+		ts.tv_nsec = (long)(at % 1000000000u);
+		pthread_cond_timedwait(&t->hb_cond, &t->wlock, &ts);
+	}
+	pthread_mutex_unlock(&t->wlock);
+	return NULL;
+}
+
+static int xd_tcp_hb_start(struct xd_tcp *t)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	pthread_condattr_init(&ca);
+	/* Deadlines are xr_now_ns()'s: CLOCK_MONOTONIC. */
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	err = pthread_cond_init(&t->hb_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (err)
+		return -err;
+	err = pthread_create(&t->hb, NULL, xd_tcp_heartbeat, t);
+	if (err) {
+		pthread_cond_destroy(&t->hb_cond);
+		return -err;
+	}
+	t->hb_started = 1;
+	return 0;
+}
+
+static void xd_tcp_close(struct xd_chan *c)
+{
+	struct xd_tcp *t = c->priv;
+
+	if (!t)
+		return;
+	if (t->hb_started) {
+		pthread_mutex_lock(&t->wlock);
+		t->hb_stop = 1;
+		pthread_cond_signal(&t->hb_cond);
+		pthread_mutex_unlock(&t->wlock);
+		pthread_join(t->hb, NULL);
+		pthread_cond_destroy(&t->hb_cond);
+	}
+	pthread_mutex_destroy(&t->wlock);
+	if (!t->dead && xd_up_wr_pending(&t->wr))
+		xd_up_wr_flush(&t->wr);
+	close(t->fd);
+	xd_up_rd_fini(&t->rd);
+	xd_up_wr_fini(&t->wr);
+	xd_shm_destroy(&t->shm);
+	free(t->cur);
+	free(t->pend);
+	free(t);
+	memset(c, 0, sizeof(*c));
+}
+
+/* The relay hung up (or the link broke): never waits. */
+static int xd_tcp_peer_gone(struct xd_chan *c)
+{
+	struct xd_tcp *t = c->priv;
+	struct pollfd p = { .fd = t->fd, .events = POLLRDHUP };
+
+	return t->dead ||
+	       (poll(&p, 1, 0) > 0 &&
+		(p.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL)));
+}
+
+/*
+ * No arena_at: with the arena at the guest's address, a kernel handed a
+ * pointer into the guest's pinned memory would read this copy of it;
+ * without, it faults (cudaErrorIllegalAddress) instead of reading stale
+ * bytes.  No take_fd: descriptors do not cross hosts.
+ */
+static const struct xd_chan_ops xd_tcp_ops = {
+	.name = "tcp",
+	.next = xd_tcp_next,
+	.reply = xd_tcp_reply,
+	.close = xd_tcp_close,
+	.peer_gone = xd_tcp_peer_gone,
+	.note_out = xd_tcp_note_out,
+};
+
+/* ---- handshake ---- */
+
+static void xd_tcp_welcome(int fd, int status, uint32_t session,
+			   uint64_t arena)
+{
+	struct xcuda_up_welcome w = { status, session, arena };
+
+	/* Best effort when refusing: the relay may be gone. */
+	(void)xd_up_write_all(fd, &w, sizeof(w));
+}
+
+int xd_tcp_accept(int fd, struct xd_chan *c, const struct xd_tcp_conf *conf,
+		  uint32_t session_id)
+{
+	struct xcuda_up_hello h;
+	struct xcuda_up_chal ch;
+	struct xcuda_up_open o;
+	struct xd_tcp *t;
+	uint64_t size;
+	char peer[64];
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	xd_up_peer_name(fd, peer, sizeof(peer));
+	xd_up_sock_setup(fd);
+	ret = xd_up_read_all(fd, &h, sizeof(h),
+			     xd_up_deadline(XD_UP_HANDSHAKE_MS));
+	if (ret) {
+		xd_log(XD_LOG_WARN, "relay %s: no hello: %s", peer,
+		       strerror(-ret));
+		return ret;
+	}
+	if (h.magic != XCUDA_UP_MAGIC || h.version != XCUDA_UP_VERSION) {
+		xd_log(XD_LOG_WARN, "relay %s: not an xcuda relay of version "
+		       "%u (magic %#x version %u): refused", peer,
+		       XCUDA_UP_VERSION, h.magic, h.version);
+		return -EPROTO;
+	}
+	memset(&ch, 0, sizeof(ch));
+	ch.magic = XCUDA_UP_MAGIC;
+	ch.version = XCUDA_UP_VERSION;
+	ret = xd_up_nonce(ch.nonce);
+	if (!ret && xd_up_mac(conf->key, XD_UP_LABEL_SERVER, h.nonce,
+			      ch.nonce, ch.mac))
+		ret = -EIO;
+	if (!ret)
+		ret = xd_up_write_all(fd, &ch, sizeof(ch));
+	if (!ret)
+		ret = xd_up_read_all(fd, &o, sizeof(o),
+				     xd_up_deadline(XD_UP_HANDSHAKE_MS));
+	if (ret == -EPIPE) {
+		/* What a relay does that finds our MAC wrong. */
+		xd_log(XD_LOG_WARN, "relay %s: refused: it hung up on our "
+		       "challenge (does it have another key?)", peer);
+		return ret;
+	}
+	if (ret) {
+		xd_log(XD_LOG_WARN, "relay %s: handshake failed: %s", peer,
+		       strerror(-ret));
+		return ret;
+	}
+	if (!xd_up_mac_ok(conf->key, XD_UP_LABEL_RELAY, ch.nonce, h.nonce,
+			  o.mac)) {
+		xd_log(XD_LOG_WARN, "relay %s: refused: it does not know the "
+		       "key (wrong MAC)", peer);
+		xd_tcp_welcome(fd, -EACCES, 0, 0);
+		return -EACCES;
+	}
+	size = o.arena_size;
+	if (conf->max_arena && size > conf->max_arena)
+		size = conf->max_arena;
+	/* Whole pages, and offsets on the wire are 32-bit. */
+	if (size > (1ull << 32))
+		size = 1ull << 32;
+	size &= ~(uint64_t)(XCUDA_PAGE_SIZE - 1);
+	if (!size) {
+		xd_log(XD_LOG_WARN, "relay %s: bad open (arena %llu bytes): "
+		       "refused", peer, (unsigned long long)o.arena_size);
+		xd_tcp_welcome(fd, -EINVAL, 0, 0);
+		return -EINVAL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		xd_tcp_welcome(fd, -ENOMEM, 0, 0);
+		return -ENOMEM;
+	}
+	t->fd = fd;
+	snprintf(t->peer, sizeof(t->peer), "%s", peer);
+	pthread_mutex_init(&t->wlock, NULL);
+	ret = xd_shm_create(&t->shm, "xcuda-up-session", 0, size);
+	if (!ret)
+		ret = xd_up_rd_init(&t->rd, fd, XD_TCP_RD_BUF);
+	if (!ret)
+		ret = xd_up_wr_init(&t->wr, fd, XD_TCP_WR_BUF, XD_TCP_IOV,
+				    XD_UP_STALL_MS);
+	if (!ret && o.alive_ms) {
+		if (o.alive_ms > XD_UP_HEARTBEAT_MS)
+			o.alive_ms = XD_UP_HEARTBEAT_MS;
+		if (o.alive_ms < XD_UP_HEARTBEAT_MIN_MS)
+			o.alive_ms = XD_UP_HEARTBEAT_MIN_MS;
+		t->hb_ns = (uint64_t)o.alive_ms * 1000000u;
+		ret = xd_tcp_hb_start(t);
+	}
+	if (ret) {
+		xd_tcp_welcome(fd, ret, 0, 0);
+		xd_up_rd_fini(&t->rd);
+		xd_up_wr_fini(&t->wr);
+		xd_shm_destroy(&t->shm);
+		pthread_mutex_destroy(&t->wlock);
+		free(t);
+		return ret;
+	}
+	xd_tcp_welcome(fd, 0, session_id, size);
+	xd_log(XD_LOG_INFO, "relay %s: arena %llu bytes", peer,
+	       (unsigned long long)size);
+	c->ops = &xd_tcp_ops;
+	c->arena = xd_shm_arena(&t->shm);
+	c->arena_size = size;
+	c->session = session_id;
+	/*
+	 * Unknown (ipc_table.h): the relay proved the key, not who its
+	 * guest is, so no IPC handle opens across its sessions.
+	 */
+	c->domain = 0;
+	c->flags = XD_CHAN_REMOTE;
+	c->priv = t;
+	return 0;
+}

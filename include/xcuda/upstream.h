@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The upstream link: a worker whose GPU is on another host.  xcudad
+ * started with --upstream HOST:PORT serves its guests' sessions by
+ * relaying each one over TCP to the xcudad of a GPU server, started with
+ * --listen HOST:PORT; there a worker runs the session's calls on the
+ * real GPU as it would for a local guest.  See docs/protocol.md, "The
+ * upstream link".
+ *
+ * One TCP connection per session.  All integers are little-endian.
+ *
+ * Handshake: both ends hold the same key (--key FILE, at least 32
+ * bytes).  Each proves it to the other with HMAC-SHA256 over both
+ * nonces, so that neither can be replayed and a server that does not
+ * know the key is found out too:
+ *
+ *   relay  -> server  struct xcuda_up_hello    (nonce_r)
+ *   server -> relay   struct xcuda_up_chal     (nonce_s,
+ *                     HMAC(key, "xcuda-up server" | nonce_r | nonce_s))
+ *   relay  -> server  struct xcuda_up_open     (HMAC(key, "xcuda-up relay"
+ *                     | nonce_s | nonce_r), the session's arena size)
+ *   server -> relay   struct xcuda_up_welcome  (status, session id)
+ *
+ * A server that finds a wrong MAC answers the welcome with -EACCES and
+ * closes; a relay that finds a wrong MAC closes at once.  The key
+ * authenticates the ends; it does not encrypt or sign what follows: run
+ * the link on a network the host trusts, or inside a tunnel.
+ *
+ * Then, relay -> server, one frame per request: struct xcuda_up_req and
+ * in_len bytes: the arena bytes the worker will read for it, which both
+ * ends list alike from the request alone (dom0-daemon/up_spans.h): the
+ * header's data extent and the extents among the arguments (those the
+ * worker writes too, since it may write them only in part), the host
+ * side of a copy from the arena (MEMCPY, MEMCPY_2D, ARRAY_COPY), each
+ * lying within the arena, row by row, in that order.  Server -> relay,
+ * one frame per response, in request order: struct xcuda_up_rsp, then
+ * nr_out extents, each a struct xcuda_up_ext and its rows, packed: the
+ * arena bytes the worker wrote (the same extents, the host side of a
+ * copy into the arena), on success only.  The extent of a synchronous
+ * command comes with its own answer; that of a posted one (an
+ * asynchronous copy into the arena) comes with the next answer to a
+ * synchronous command, after the server has waited for the device,
+ * which is when the guest may look at it; the server may also send such
+ * extents alone, in a frame of XCUDA_UP_DATA_MAGIC whose response is
+ * zeros and answers nothing.  Until they are sent the server keeps the
+ * bytes the device writes there from the guest's: it drops what a later
+ * request brings for them.
+ *
+ * Both ends check every frame as they check a ring's: magic, sizes,
+ * extents within the arena.  Anything else ends the session.  A relay
+ * that loses the link, or hears nothing for XCUDA_UPSTREAM_TIMEOUT_S
+ * (default 30) while requests are outstanding (a busy server sends
+ * empty extents frames: alive_ms), answers them
+ * cudaErrorDevicesUnavailable and ends the session.
+ */
+#ifndef XCUDA_UPSTREAM_H
+#define XCUDA_UPSTREAM_H
+
+#include <stdint.h>
+
+#include "xcuda/proto.h"
+
+#define XCUDA_UP_MAGIC		0x70756378u	/* "xcup" */
+#define XCUDA_UP_VERSION	1
+#define XCUDA_UP_NONCE		32
+#define XCUDA_UP_MAC		32	/* HMAC-SHA256 */
+#define XCUDA_UP_KEY_MIN	32
+#define XCUDA_UP_KEY_MAX	1024
+#define XCUDA_UP_REQ_MAGIC	0x71657278u	/* "xreq" */
+#define XCUDA_UP_RSP_MAGIC	0x70737278u	/* "xrsp" */
+#define XCUDA_UP_DATA_MAGIC	0x74616478u	/* "xdat": no answer */
+/* Most extents one frame carries. */
+#define XCUDA_UP_MAX_OUT	4096
+
+struct xcuda_up_hello {
+	uint32_t magic;
+	uint32_t version;
+	uint8_t nonce[XCUDA_UP_NONCE];
+};
+
+struct xcuda_up_chal {
+	uint32_t magic;
+	uint32_t version;
+	uint8_t nonce[XCUDA_UP_NONCE];
+	uint8_t mac[XCUDA_UP_MAC];
+};
+
+struct xcuda_up_open {
+	uint8_t mac[XCUDA_UP_MAC];
+	uint64_t arena_size;	/* wanted; the server may lower it */
+	uint32_t ring_order;	/* the relay's ring (0: not said) */
+	/*
+	 * While a request runs, the server sends an empty extents frame
+	 * this often (ms), so that a busy server is told from a vanished
+	 * one; 0: never (the relay waits forever).
+	 */
+	uint32_t alive_ms;
+};
+
+struct xcuda_up_welcome {
+	int32_t status;		/* 0, or a negative errno: closing */
+	uint32_t session;	/* the id the server's worker checks */
+	uint64_t arena_size;	/* granted: at most the one asked for */
+};
+
+struct xcuda_up_req {
+	uint32_t magic;		/* XCUDA_UP_REQ_MAGIC */
+	uint32_t in_len;	/* the bytes of the request's in extents */
+	struct xcuda_request req;
+};
+
+struct xcuda_up_rsp {
+	uint32_t magic;		/* XCUDA_UP_RSP_MAGIC, or _DATA_MAGIC */
+	uint32_t nr_out;	/* extents that follow, at most MAX_OUT */
+	struct xcuda_response rsp;
+};
+
+/* rows * width bytes follow, row after row. */
+struct xcuda_up_ext {
+	uint64_t off;		/* of the first row, in the arena */
+	uint64_t width;		/* bytes a row: not 0 */
+	uint64_t pitch;		/* row to row: >= width (1 row: any) */
+	uint64_t rows;		/* not 0 */
+};
+
+_Static_assert(sizeof(struct xcuda_up_req) == 8 + sizeof(struct xcuda_request),
+	       "xcuda_up_req");
+_Static_assert(sizeof(struct xcuda_up_rsp) ==
+	       8 + sizeof(struct xcuda_response), "xcuda_up_rsp");
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the upstream link's frames are little-endian structures"
+#endif
+
+#endif /* XCUDA_UPSTREAM_H */

@@ -1,0 +1,1519 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The upstream link (xcuda/upstream.h): a GPU server (xcudad --listen
+ * 127.0.0.1:PORT --key K) and a relay (xcudad --upstream 127.0.0.1:PORT
+ * --key K), both the built daemon (env XCUDAD), on sockets in a fresh
+ * temporary directory, and guests on the relay's socket through the
+ * guest library's `local` transport:
+ *  - the key file's checks, and the options that need it;
+ *  - ECHO of 1 B to 64 MiB through the chain, checksummed and filled
+ *    back, and xcudactl's echo;
+ *  - OPEN, a CUDA call and xcudactl info answer through the chain as
+ *    they do directly;
+ *  - the spans both ends list for a request (up_spans.h), and the
+ *    server's `tcp` channel in this process over a socket pair: bytes in
+ *    and out, a posted copy's bytes held until a synchronous answer and
+ *    kept from what a later request brings, a failed copy's dropped;
+ *  - handshakes the server refuses (bad magic, a short hello, a wrong
+ *    MAC, which it logs with the peer), hostile frames after a correct
+ *    handshake (bad magic, in_len that is not the extents', an extent
+ *    past the arena, truncated frames): each ends that session only;
+ *  - a relay with another key and a server without the key: refused,
+ *    the guest's session fails at once with a clear error;
+ *  - a server worker stopped (the relay's timeout), killed, and the
+ *    whole server killed: the guest's next call fails promptly, no hang.
+ */
+#include <arpa/inet.h>
+#include <sys/mman.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+
+#include "xcuda/hash.h"
+#include "xcuda/upstream.h"
+#include "dom0-daemon/log.h"
+#include "dom0-daemon/transport_tcp.h"
+#include "dom0-daemon/up_link.h"
+#include "dom0-daemon/up_spans.h"
+#include "daemon_harness.h"
+
+#define GARENA		(128ull << 20)
+/* A lost session is reported by then. */
+#define FAIL_MS		10000
+
+struct dmn {
+	const char *name;
+	pid_t pid;
+	char sock[400];
+	char log[400];
+};
+
+static struct dmn srv = { "server", -1, "", "" };
+static struct dmn rel = { "relay", -1, "", "" };
+static struct dmn rel2 = { "relay2", -1, "", "" };
+static struct dmn rel3 = { "relay3", -1, "", "" };
+static struct dmn *dmns[] = { &srv, &rel, &rel2, &rel3 };
+static char keyp[400], key2p[400], badkeyp[400], shortkeyp[400];
+static char ctl[512];
+static struct xd_up_key key;
+static int port, fport;
+
+/* ---- daemons ---- */
+
+static int dlog_count(const struct dmn *d, const char *needle)
+{
+	char *log = check_slurp(d->log, NULL), *p;
+	int n = 0;
+
+	for (p = log; p && (p = strstr(p, needle)); p++)
+		n++;
+	free(log);
+	return n;
+}
+
+static int dlog_wait(const struct dmn *d, const char *needle, int count,
+		     long ms)
+{
+	long end = now_ms() + ms;
+
+	do {
+		if (dlog_count(d, needle) >= count)
+			return 1;
+		nap_ms(20);
+	} while (now_ms() < end);
+	return 0;
+}
+
+/* The pid of the worker the daemon started last, or -1. */
+static pid_t last_worker(const struct dmn *d)
+{
+	char *log = check_slurp(d->log, NULL), *p, *last = NULL;
+	pid_t pid = -1;
+
+	for (p = log; p && (p = strstr(p, ": worker ")); p++)
+		if (!strncmp(strchr(p + 9, ' ') ? strchr(p + 9, ' ') : p,
+			     " started", 8))
+			last = p;
+	if (last)
+		pid = (pid_t)atoi(last + 9);
+	free(log);
+	return pid;
+}
+
+/* Starts @d with @extra (NULL-ended) and, if @timeout, the relay timeout. */
+static int dmn_start(struct dmn *d, const char *const *extra,
+		     const char *timeout)
+{
+	const char *argv[24];
+	int before = dlog_count(d, "listening on "), n = 0, fd, status;
+	long end = now_ms() + TIMEOUT_MS;
+	struct stat st;
+	pid_t pid;
+
+	argv[n++] = xcudad;
+	argv[n++] = "--socket";
+	argv[n++] = d->sock;
+	argv[n++] = "--no-xen";
+	argv[n++] = "-v";
+	while (*extra && n < 23)
+		argv[n++] = *extra++;
+	argv[n] = NULL;
+	unlink(d->sock);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 2);
+			dup2(fd, 1);
+		}
+		if (timeout)
+			setenv("XCUDA_UPSTREAM_TIMEOUT_S", timeout, 1);
+		execv(xcudad, (char *const *)argv);
+		_exit(127);
+	}
+	d->pid = pid;
+	while (now_ms() < end) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			d->pid = -1;
+			return -1;
+		}
+		if (!stat(d->sock, &st) && dlog_count(d, "listening on ") >
+		    before)
+			return 0;
+		nap_ms(20);
+	}
+	return -1;
+}
+
+static int dmn_stop(struct dmn *d, int sig)
+{
+	long end = now_ms() + TIMEOUT_MS;
+	int status;
+
+	if (d->pid < 0)
+		return -1;
+	kill(d->pid, sig);
+	while (now_ms() < end) {
+		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
+			d->pid = -1;
+			return status;
+		}
+		nap_ms(20);
+	}
+	kill(d->pid, SIGKILL);
+	waitpid(d->pid, &status, 0);
+	d->pid = -1;
+	return -1;
+}
+
+static int dmn_alive(struct dmn *d)
+{
+	int status;
+
+	return d->pid > 0 && waitpid(d->pid, &status, WNOHANG) == 0;
+}
+
+/* Runs xcudad with @args and waits: its exit status, or -1. */
+static int xcudad_exit(const char *const *args, const char *logp)
+{
+	const char *argv[16];
+	int n = 0, status, fd;
+	long end = now_ms() + TIMEOUT_MS;
+	pid_t pid;
+
+	argv[n++] = xcudad;
+	while (*args && n < 15)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			dup2(fd, 2);
+			dup2(fd, 1);
+		}
+		execv(xcudad, (char *const *)argv);
+		_exit(127);
+	}
+	while (now_ms() < end) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		nap_ms(20);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+static void teardown(void)
+{
+	char path[512];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(dmns) / sizeof(dmns[0]); i++) {
+		if (check_failed) {
+			char *log = check_slurp(dmns[i]->log, NULL);
+
+			printf("--- %s log ---\n%s--- end ---\n", dmns[i]->name,
+			       log ? log : "(none)\n");
+			free(log);
+		}
+		if (dmns[i]->pid > 0)
+			dmn_stop(dmns[i], SIGKILL);
+	}
+	if (getenv("XCUDAD_TEST_KEEP")) {
+		printf("kept %s\n", dir);
+		return;
+	}
+	if (check_failed)
+		return;
+	for (i = 0; i < sizeof(dmns) / sizeof(dmns[0]); i++) {
+		unlink(dmns[i]->log);
+		unlink(dmns[i]->sock);
+	}
+	unlink(keyp);
+	unlink(key2p);
+	unlink(badkeyp);
+	unlink(shortkeyp);
+	snprintf(path, sizeof(path), "%s/opt.log", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A free TCP port on 127.0.0.1 (free now, that is). */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), p = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &len))
+		p = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return p;
+}
+
+static int write_key(const char *path, size_t len, mode_t mode, int seed)
+{
+	uint8_t buf[256];
+	size_t i;
+	int fd;
+
+	for (i = 0; i < len && i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 37 + seed);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, buf, len) != (ssize_t)len || fchmod(fd, mode)) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/* ---- guests ---- */
+
+static int g_open(struct xc_transport *t, const struct dmn *d)
+{
+	struct xc_transport_opts o = { 0 };
+
+	memset(t, 0, sizeof(*t));
+	o.path = d->sock;
+	o.arena_size = GARENA;
+	return xc_local_open(t, &o);
+}
+
+static int do_open(struct xc_transport *t, struct xcuda_open_res *r)
+{
+	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, XCUDA_FEATURES_ALL,
+				     0, 0 };
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	int err;
+
+	a.arena_size = t->arena_size;
+	a.arena_addr = (uintptr_t)t->arena;
+	req_init(t, &req, XCUDA_OP_OPEN, &a, sizeof(a));
+	err = rpc(t, &req, &rsp);
+	if (err)
+		return -1000 + err;
+	memcpy(r, rsp.out, sizeof(*r));
+	return rsp.status;
+}
+
+/* ECHO of @len bytes at @off, filled back: 0, or -1 with @why. */
+static int do_echo(struct xc_transport *t, uint64_t off, uint32_t len,
+		   uint32_t seed, char *why, size_t whylen)
+{
+	struct xcuda_echo_args a = { seed, 1, 0x5a + seed, 0 };
+	uint8_t *p = (uint8_t *)t->arena + off;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct xcuda_echo_res r;
+	uint64_t want;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 131 + seed + (i >> 13));
+	want = xcuda_fnv1a64(seed, p, len);
+	req_init(t, &req, XCUDA_OP_ECHO, &a, sizeof(a));
+	req.hdr.data_off = (uint32_t)off;
+	req.hdr.data_len = len;
+	err = rpc(t, &req, &rsp);
+	if (err) {
+		snprintf(why, whylen, "transport error %d", err);
+		return -1;
+	}
+	memcpy(&r, rsp.out, sizeof(r));
+	if (rsp.status || r.checksum != want || r.bytes != len) {
+		snprintf(why, whylen, "status %d sum %llx want %llx bytes %llu",
+			 rsp.status, (unsigned long long)r.checksum,
+			 (unsigned long long)want, (unsigned long long)r.bytes);
+		return -1;
+	}
+	for (i = 0; i < len; i++) {
+		if (p[i] != (uint8_t)(0x5a + seed)) {
+			snprintf(why, whylen, "byte %u not filled back", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- the link's own frames, as a relay (or a hostile one) sends ---- */
+
+static int tcp_connect(int p)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_port = htons((uint16_t)p);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static int rd(int fd, void *buf, size_t len)
+{
+	return xd_up_read_all(fd, buf, len, xd_up_deadline(5000));
+}
+
+/* Whether the peer closes within 5 s (what it sends first is dropped). */
+static int closes(int fd)
+{
+	long end = now_ms() + 5000;
+	char buf[4096];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t r;
+
+	while (now_ms() < end) {
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		r = recv(fd, buf, sizeof(buf), 0);
+		if (r <= 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The relay's half of the handshake on @fd: 0 with the welcome in *@w,
+ * or a negative errno; @bad_mac sends a wrong MAC.
+ */
+static int handshake_alive(int fd, uint64_t arena, int bad_mac,
+			   uint32_t alive_ms, struct xcuda_up_welcome *w)
+{
+	struct xcuda_up_hello h = { XCUDA_UP_MAGIC, XCUDA_UP_VERSION, { 0 } };
+	struct xcuda_up_chal ch;
+	struct xcuda_up_open o;
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	xd_up_nonce(h.nonce);
+	ret = xd_up_write_all(fd, &h, sizeof(h));
+	if (!ret)
+		ret = rd(fd, &ch, sizeof(ch));
+	if (ret)
+		return ret;
+	if (!xd_up_mac_ok(&key, XD_UP_LABEL_SERVER, h.nonce, ch.nonce, ch.mac))
+		return -EACCES;
+	xd_up_mac(&key, XD_UP_LABEL_RELAY, ch.nonce, h.nonce, o.mac);
+	if (bad_mac)
+		o.mac[7] ^= 1;
+	o.arena_size = arena;
+	o.alive_ms = alive_ms;
+	ret = xd_up_write_all(fd, &o, sizeof(o));
+	return ret ? ret : rd(fd, w, sizeof(*w));
+}
+
+static int handshake(int fd, uint64_t arena, int bad_mac,
+		     struct xcuda_up_welcome *w)
+{
+	return handshake_alive(fd, arena, bad_mac, 0, w);
+}
+
+static int send_frame(int fd, const struct xcuda_request *req,
+		      uint32_t in_len, const void *in, size_t inbytes)
+{
+	struct xcuda_up_req f = { XCUDA_UP_REQ_MAGIC, in_len, *req };
+	int ret = xd_up_write_all(fd, &f, sizeof(f));
+
+	return ret || !inbytes ? ret : xd_up_write_all(fd, in, inbytes);
+}
+
+/*
+ * One frame from the server: its header in *@f, the extents in @e (at
+ * most @max), their bytes one after another in @buf (@cap).
+ */
+static int read_frame(int fd, struct xcuda_up_rsp *f, struct xcuda_up_ext *e,
+		      unsigned int max, uint8_t *buf, size_t cap)
+{
+	size_t used = 0, n;
+	unsigned int i;
+	int ret = rd(fd, f, sizeof(*f));
+
+	for (i = 0; !ret && i < f->nr_out; i++) {
+		ret = i < max ? rd(fd, &e[i], sizeof(e[i])) : -E2BIG;
+		n = ret ? 0 : e[i].width * e[i].rows;
+		if (!ret && n > cap - used)
+			ret = -E2BIG;
+		if (!ret)
+			ret = rd(fd, buf + used, n);
+		used += n;
+	}
+	return ret;
+}
+
+/* A frame that answers (heartbeats skipped). */
+static int read_answer(int fd, struct xcuda_up_rsp *f, struct xcuda_up_ext *e,
+		       unsigned int max, uint8_t *buf, size_t cap)
+{
+	int ret;
+
+	do
+		ret = read_frame(fd, f, e, max, buf, cap);
+	while (!ret && f->magic == XCUDA_UP_DATA_MAGIC && !f->nr_out);
+	return ret;
+}
+
+static void raw_req(struct xcuda_request *req, uint32_t session, uint16_t op,
+		    const void *args, uint16_t len)
+{
+	memset(req, 0, sizeof(*req));
+	req->hdr.op = op;
+	req->hdr.len = len;
+	req->hdr.session = session;
+	req->hdr.id = next_id++;
+	if (len)
+		memcpy(req->args, args, len);
+}
+
+/* A raw session: handshake, then OPEN; the socket, or -1. */
+static int raw_session(uint64_t arena, struct xcuda_up_welcome *w)
+{
+	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, XCUDA_FEATURES_ALL,
+				     0, 0 };
+	struct xcuda_request req;
+	struct xcuda_up_rsp f;
+	struct xcuda_up_ext e;
+	uint8_t b[64];
+	int fd = tcp_connect(port);
+
+	if (fd < 0 || handshake(fd, arena, 0, w) || w->status)
+		goto fail;
+	a.arena_size = w->arena_size;
+	raw_req(&req, w->session, XCUDA_OP_OPEN, &a, sizeof(a));
+	if (send_frame(fd, &req, 0, NULL, 0) ||
+	    read_answer(fd, &f, &e, 1, b, sizeof(b)) || f.rsp.status ||
+	    f.rsp.id != req.hdr.id)
+		goto fail;
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* ECHO of @len bytes at @off on a raw session: 0 when it comes back. */
+static int raw_echo(int fd, uint32_t session, uint32_t off, uint32_t len)
+{
+	struct xcuda_echo_args a = { 7, 1, 0x77, 0 };
+	static uint8_t in[8192], out[8192];
+	struct xcuda_request req;
+	struct xcuda_up_rsp f;
+	struct xcuda_up_ext e;
+	struct xcuda_echo_res r;
+	uint32_t i;
+
+	if (len > sizeof(in))
+		return -1;
+	for (i = 0; i < len; i++)
+		in[i] = (uint8_t)(i ^ 0x3c);
+	raw_req(&req, session, XCUDA_OP_ECHO, &a, sizeof(a));
+	req.hdr.data_off = off;
+	req.hdr.data_len = len;
+	if (send_frame(fd, &req, len, in, len) ||
+	    read_answer(fd, &f, &e, 1, out, sizeof(out)))
+		return -1;
+	memcpy(&r, f.rsp.out, sizeof(r));
+	if (f.magic != XCUDA_UP_RSP_MAGIC || f.rsp.status || f.nr_out != 1 ||
+	    e.off != off || e.width * e.rows != len ||
+	    r.checksum != xcuda_fnv1a64(7, in, len))
+		return -1;
+	for (i = 0; i < len; i++)
+		if (out[i] != 0x77)
+			return -1;
+	return 0;
+}
+
+/* ---- cases ---- */
+
+static void check_key_checks(void)
+{
+	char logp[512];
+	const char *no_key[] = { "--listen", "127.0.0.1:1", NULL };
+	/* Alone it serves the upstreams xl configurations name. */
+	const char *key_alone[] = { "--socket", rel3.sock, "--no-xen",
+				    "--key", badkeyp, NULL };
+	const char *both[] = { "--listen", "127.0.0.1:1", "--upstream",
+			       "127.0.0.1:1", "--key", keyp, NULL };
+	const char *bad_mode[] = { "--socket", rel3.sock, "--no-xen",
+				   "--upstream", "127.0.0.1:1", "--key",
+				   badkeyp, NULL };
+	const char *too_short[] = { "--socket", rel3.sock, "--no-xen",
+				    "--upstream", "127.0.0.1:1", "--key",
+				    shortkeyp, NULL };
+	const char *bad_addr[] = { "--socket", rel3.sock, "--no-xen",
+				   "--upstream", "::1:80", "--key", keyp,
+				   NULL };
+	char *log;
+
+	snprintf(logp, sizeof(logp), "%s/opt.log", dir);
+	CHECK_EQ(xcudad_exit(no_key, logp), 2, "--listen without --key: "
+		 "usage error");
+	CHECK_EQ(xcudad_exit(key_alone, logp), 1, "--key alone is read and "
+		 "checked");
+	CHECK_EQ(xcudad_exit(both, logp), 2, "--listen with --upstream: "
+		 "usage error");
+	CHECK_EQ(xcudad_exit(bad_mode, logp), 1, "a key readable by others "
+		 "is refused");
+	log = check_slurp(logp, NULL);
+	CHECK_MSG(log && strstr(log, "chmod 600"), "... and the log says why",
+		  "log: %s", log ? log : "(none)");
+	free(log);
+	CHECK_EQ(xcudad_exit(too_short, logp), 1, "a 16-byte key is refused");
+	CHECK_EQ(xcudad_exit(bad_addr, logp), 1, "an IPv6 address without "
+		 "brackets is refused");
+}
+
+static void check_echo_sizes(void)
+{
+	static const uint32_t sizes[] = { 1, 4096, 1u << 20, 16u << 20,
+					  64u << 20 };
+	struct xc_transport t;
+	struct xcuda_open_res r;
+	char why[200];
+	unsigned int i;
+	int err;
+
+	err = g_open(&t, &rel);
+	REQUIRE_MSG(!err, "guest session through the relay", "error %d",
+		    err);
+	err = do_open(&t, &r);
+	CHECK_MSG(!err, "OPEN through the relay", "status %d", err);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		why[0] = 0;
+		CHECK_MSG(!do_echo(&t, 4096, sizes[i], i + 1, why, sizeof(why)),
+			  check_name("ECHO of %u bytes through the relay, "
+				     "filled back", sizes[i]), "%s", why);
+	}
+	/* Several in flight at once: the relay pipelines them. */
+	{
+		struct xcuda_echo_args a = { 3, 0, 0, 0 };
+		struct xcuda_request req[8];
+		struct xcuda_response rsp[8];
+		int n = 0, got = 0, ok = 1;
+
+		for (i = 0; i < 8; i++) {
+			memset((uint8_t *)t.arena + (i + 1) * 65536, (int)i,
+			       65536);
+			req_init(&t, &req[i], XCUDA_OP_ECHO, &a, sizeof(a));
+			req[i].hdr.data_off = (uint32_t)((i + 1) * 65536);
+			req[i].hdr.data_len = 65536;
+		}
+		if (t.ops->submit(&t, req, 8))
+			ok = 0;
+		while (ok && got < 8) {
+			n = t.ops->receive(&t, rsp + got, 8 - got, TIMEOUT_MS);
+			if (n <= 0)
+				ok = 0;
+			else
+				got += n;
+		}
+		for (i = 0; ok && i < 8; i++) {
+			struct xcuda_echo_res er;
+
+			memcpy(&er, rsp[i].out, sizeof(er));
+			if (rsp[i].id != req[i].hdr.id || rsp[i].status ||
+			    er.checksum != xcuda_fnv1a64(3, (uint8_t *)t.arena +
+							 (i + 1) * 65536,
+							 65536))
+				ok = 0;
+		}
+		CHECK_MSG(ok, "8 ECHOs in flight at once, answered in order",
+			  "got %d", got);
+	}
+	CHECK_EQ(d_call(&t, XCUDA_OP_CLOSE, NULL, 0, NULL, 0), 0,
+		 "CLOSE through the relay answered");
+	t.ops->close(&t);
+}
+
+static void check_xcudactl(void)
+{
+	char cmd[2048];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "XCUDA_SOCKET=%s XCUDA_QUIET=1 %s echo 1 "
+		 "4096 1M 16M 64M > %s/ctl.out 2>&1", rel.sock, ctl, dir);
+	rc = system(cmd);
+	snprintf(cmd, sizeof(cmd), "%s/ctl.out", dir);
+	{
+		char *out = check_slurp(cmd, NULL), *p;
+		int oks = 0;
+
+		for (p = out; p && (p = strstr(p, " ok\n")); p++)
+			oks++;
+		CHECK_MSG(rc == 0 && oks == 5, "xcudactl echo 1 B .. 64 MiB "
+			  "through the relay", "rc %d, output: %s", rc,
+			  out ? out : "(none)");
+		free(out);
+		unlink(cmd);
+	}
+}
+
+/* Lines of `xcudactl info` that say what CUDA answered. */
+static char *info_facts(const struct dmn *d)
+{
+	char cmd[2048], path[512], *out, *line, *save = NULL, *facts;
+
+	snprintf(path, sizeof(path), "%s/info.out", dir);
+	snprintf(cmd, sizeof(cmd), "XCUDA_SOCKET=%s XCUDA_QUIET=1 %s info "
+		 "> %s 2>&1", d->sock, ctl, path);
+	if (system(cmd))
+		return NULL;
+	out = check_slurp(path, NULL);
+	unlink(path);
+	facts = calloc(1, out ? strlen(out) + 1 : 1);
+	for (line = out ? strtok_r(out, "\n", &save) : NULL; line && facts;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "devices", 7) ||
+		    !strncmp(line, "cuda init", 9) ||
+		    !strncmp(line, "driver", 6) ||
+		    !strncmp(line, "runtime", 7) ||
+		    !strncmp(line, "version", 7)) {
+			strcat(facts, line);
+			strcat(facts, "\n");
+		}
+	}
+	free(out);
+	return facts;
+}
+
+static void check_same_answers(void)
+{
+	struct xc_transport td, tr;
+	struct xcuda_open_res rd_, rr;
+	struct xcuda_get_device_count_res cd, cr;
+	int ed, er, sd, sr;
+	char *fd_, *fr;
+
+	memset(&rd_, 0, sizeof(rd_));
+	memset(&rr, 0, sizeof(rr));
+	REQUIRE_MSG(!g_open(&td, &srv) && !g_open(&tr, &rel), "sessions",
+		    "cannot open the direct and the relayed session");
+	ed = do_open(&td, &rd_);
+	er = do_open(&tr, &rr);
+	CHECK_MSG(!ed && !er && rd_.init_status == rr.init_status &&
+		  rd_.device_count == rr.device_count &&
+		  rd_.driver_version == rr.driver_version &&
+		  rd_.runtime_version == rr.runtime_version &&
+		  rd_.version == rr.version,
+		  "OPEN answers through the relay as directly",
+		  "status %d/%d init %d/%d count %d/%d driver %d/%d", ed, er,
+		  rd_.init_status, rr.init_status, rd_.device_count,
+		  rr.device_count, rd_.driver_version, rr.driver_version);
+	CHECK_MSG(!(rr.features & XCUDA_FEAT_SAME_VA) &&
+		  (rr.features | XCUDA_FEAT_SAME_VA) == rd_.features,
+		  "through the relay: every feature but the arena at the "
+		  "guest's address", "features %#x, directly %#x", rr.features,
+		  rd_.features);
+	memset(&cd, 0x55, sizeof(cd));
+	memset(&cr, 0x66, sizeof(cr));
+	sd = d_call(&td, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0, &cd, sizeof(cd));
+	sr = d_call(&tr, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0, &cr, sizeof(cr));
+	CHECK_MSG(sd == sr && cd.count == cr.count && sd > -1000,
+		  "cudaGetDeviceCount answers through the relay as directly",
+		  "status %d/%d count %d/%d", sd, sr, cd.count, cr.count);
+	CHECK_EQ(d_call(&td, XCUDA_OP_CLOSE, NULL, 0, NULL, 0), 0,
+		 "CLOSE directly");
+	CHECK_EQ(d_call(&tr, XCUDA_OP_CLOSE, NULL, 0, NULL, 0), 0,
+		 "CLOSE through the relay");
+	td.ops->close(&td);
+	tr.ops->close(&tr);
+	fd_ = info_facts(&srv);
+	fr = info_facts(&rel);
+	CHECK_MSG(fd_ && fr && *fd_ && !strcmp(fd_, fr),
+		  "xcudactl info: CUDA's answers through the relay as directly",
+		  "directly:\n%s\nthrough the relay:\n%s", fd_ ? fd_ : "?",
+		  fr ? fr : "?");
+	free(fd_);
+	free(fr);
+}
+
+/* What needs the guest's own memory is refused, clearly, not hung. */
+static void check_refusals(void)
+{
+	struct xcuda_host_register_args hr = { 4096, 0, 0, 77 };
+	struct xcuda_hostfn_setup_args hf = { 65536, 4096 };
+	struct xcuda_open_res r;
+	struct xc_transport t;
+	char why[200] = "";
+	int fd, st;
+
+	REQUIRE_MSG(!g_open(&t, &rel) && !do_open(&t, &r), "session",
+		    "no session through the relay");
+	fd = memfd_create("hostreg", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	st = fd >= 0 && !ftruncate(fd, 4096) && t.ops->send_fd &&
+	     !t.ops->send_fd(&t, fd, 77) ?
+	     d_call(&t, XCUDA_OP_HOST_REGISTER, &hr, sizeof(hr), NULL, 0) : -1;
+	CHECK_MSG(st == cudaErrorMemoryAllocation, "cudaHostRegister through "
+		  "the relay: \"cannot pin\" (the guest library stages "
+		  "copies)", "status %d", st);
+	if (fd >= 0)
+		close(fd);
+	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
+	CHECK_MSG(st == cudaErrorNotSupported, "host functions through the "
+		  "relay: cudaErrorNotSupported", "status %d", st);
+	CHECK_MSG(!do_echo(&t, 4096, 65536, 3, why, sizeof(why)),
+		  "... and the session goes on", "%s", why);
+	CHECK(dlog_wait(&srv, "not supported over the upstream link", 1,
+			5000), "... the server says why");
+	t.ops->close(&t);
+}
+
+/* ---- the spans ---- */
+
+static unsigned int spans_of(uint16_t op, const void *args, uint16_t len,
+			     uint32_t off, uint32_t dlen, int which,
+			     struct xd_up_span *sp)
+{
+	struct xcuda_request req;
+
+	raw_req(&req, 1, op, args, len);
+	req.hdr.data_off = off;
+	req.hdr.data_len = dlen;
+	return xd_up_spans(&req, 1u << 20, which, sp);
+}
+
+static int span_is(const struct xd_up_span *s, uint64_t off, uint64_t width,
+		   uint64_t pitch, uint64_t rows)
+{
+	return s->off == off && s->width == width && s->pitch == pitch &&
+	       s->rows == rows;
+}
+
+static void check_spans(void)
+{
+	struct xd_up_span sp[XD_UP_SPANS_MAX];
+	struct xcuda_echo_args echo = { 0, 0, 0, 0 };
+	struct xcuda_memcpy_args mc = { 0 };
+	struct xcuda_memcpy_2d_args m2 = { 0 };
+	struct xcuda_arena_pin_args pin = { 0, 0 };
+	struct xcuda_device_get_pci_bus_id_args pci = { { 512, 13 }, 13, 0 };
+	struct xcuda_drv_launch_kernel_args lk;
+	unsigned int n;
+
+	n = spans_of(XCUDA_OP_ECHO, &echo, sizeof(echo), 4096, 100, XD_UP_IN,
+		     sp);
+	CHECK(n == 1 && span_is(&sp[0], 4096, 100, 100, 1),
+	      "spans: ECHO's extent is read");
+	n = spans_of(XCUDA_OP_ECHO, &echo, sizeof(echo), 4096, 100, XD_UP_OUT,
+		     sp);
+	CHECK(n == 1 && span_is(&sp[0], 4096, 100, 100, 1),
+	      "spans: ... and written");
+	n = spans_of(XCUDA_OP_ECHO, &echo, sizeof(echo), (1u << 20) - 10, 100,
+		     XD_UP_IN, sp);
+	CHECK(n == 0, "spans: an extent past the arena is left out");
+	mc.src = 8192;
+	mc.count = 5000;
+	mc.dir = XCUDA_COPY_H2D;
+	CHECK(spans_of(XCUDA_OP_MEMCPY, &mc, sizeof(mc), 0, 0, XD_UP_IN, sp) ==
+	      1 && span_is(&sp[0], 8192, 5000, 5000, 1) &&
+	      spans_of(XCUDA_OP_MEMCPY, &mc, sizeof(mc), 0, 0, XD_UP_OUT, sp) ==
+	      0, "spans: MEMCPY H2D reads its source in the arena");
+	mc.dst = 8192;
+	mc.src = 0x7f0000000000ull;
+	mc.dir = XCUDA_COPY_D2H;
+	CHECK(spans_of(XCUDA_OP_MEMCPY, &mc, sizeof(mc), 0, 0, XD_UP_IN, sp) ==
+	      0 &&
+	      spans_of(XCUDA_OP_MEMCPY, &mc, sizeof(mc), 0, 0, XD_UP_OUT, sp) ==
+	      1 && span_is(&sp[0], 8192, 5000, 5000, 1),
+	      "spans: MEMCPY D2H writes its destination, reads nothing");
+	m2.src = 1000;
+	m2.spitch = 100;
+	m2.width = 10;
+	m2.height = 3;
+	m2.dir = XCUDA_COPY_H2D;
+	CHECK(spans_of(XCUDA_OP_MEMCPY_2D, &m2, sizeof(m2), 0, 0, XD_UP_IN,
+		       sp) == 1 && span_is(&sp[0], 1000, 10, 100, 3),
+	      "spans: MEMCPY_2D reads its rows, not the gaps");
+	m2.spitch = 10;
+	CHECK(spans_of(XCUDA_OP_MEMCPY_2D, &m2, sizeof(m2), 0, 0, XD_UP_IN,
+		       sp) == 1 && span_is(&sp[0], 1000, 30, 30, 1),
+	      "spans: rows that touch are one");
+	CHECK(spans_of(XCUDA_OP_ARENA_PIN, &pin, sizeof(pin), 0, 65536,
+		       XD_UP_IN, sp) == 0,
+	      "spans: ARENA_PIN names memory, reads none");
+	CHECK(spans_of(XCUDA_OP_DEVICE_GET_PCI_BUS_ID, &pci, sizeof(pci), 0, 0,
+		       XD_UP_IN, sp) == 1 &&
+	      span_is(&sp[0], 512, 13, 13, 1) &&
+	      spans_of(XCUDA_OP_DEVICE_GET_PCI_BUS_ID, &pci, sizeof(pci), 0, 0,
+		       XD_UP_OUT, sp) == 1,
+	      "spans: an argument's output buffer is sent and comes back");
+	CHECK(spans_of(XCUDA_OP_DEVICE_GET_PCI_BUS_ID, &pci, 4, 0, 0,
+		       XD_UP_IN, sp) == 0,
+	      "spans: an extent past the declared arguments is none");
+	memset(&lk, 0, sizeof(lk));
+	lk.params = (struct xcuda_extent){ 256, 64 };
+	CHECK(spans_of(XCUDA_OP_DRV_LAUNCH_KERNEL, &lk, sizeof(lk), 0, 0,
+		       XD_UP_IN, sp) == 1 &&
+	      spans_of(XCUDA_OP_DRV_LAUNCH_KERNEL, &lk, sizeof(lk), 0, 0,
+		       XD_UP_OUT, sp) == 0,
+	      "spans: a launch's parameters are read, never written back");
+	{
+		char h[64], p[16];
+
+		CHECK(!xd_up_addr_split("[::1]:8080", h, sizeof(h), p,
+					sizeof(p)) && !strcmp(h, "::1") &&
+		      !strcmp(p, "8080") &&
+		      !xd_up_addr_split("*:9", h, sizeof(h), p, sizeof(p)) &&
+		      !*h && xd_up_addr_split("::1:80", h, sizeof(h), p,
+					      sizeof(p)) &&
+		      xd_up_addr_split("host:0", h, sizeof(h), p, sizeof(p)) &&
+		      xd_up_addr_split("host:", h, sizeof(h), p, sizeof(p)),
+		      "HOST:PORT, [V6]:PORT and *:PORT, nothing else");
+	}
+}
+
+/* ---- the server's channel, here ---- */
+
+struct hs {
+	int fd;
+	int ret;
+	struct xcuda_up_welcome w;
+};
+
+static void *hs_relay(void *arg)
+{
+	struct hs *h = arg;
+
+	h->ret = handshake_alive(h->fd, 1u << 20, 0, 100, &h->w);
+	return NULL;
+}
+
+static void reply_ok(struct xd_chan *c, const struct xcuda_request *req,
+		     int status)
+{
+	struct xcuda_response rsp;
+
+	memset(&rsp, 0, sizeof(rsp));
+	rsp.id = req->hdr.id;
+	rsp.op = req->hdr.op;
+	rsp.flags = req->hdr.flags;
+	rsp.status = status;
+	c->ops->reply(c, &rsp, 0);
+}
+
+static void check_chan(void)
+{
+	struct xd_tcp_conf conf = { &key, 0 };
+	struct xcuda_up_ext e[4];
+	struct xcuda_up_rsp f;
+	struct xcuda_request req, got;
+	struct xcuda_memcpy_args mc = { 0 };
+	struct xcuda_memcpy_2d_args m2 = { 0 };
+	struct xcuda_echo_args echo = { 0, 1, 0, 0 };
+	static uint8_t buf[1 << 16], in[1 << 16];
+	struct xd_chan c;
+	struct hs h = { -1, -1, { 0, 0, 0 } };
+	pthread_t th;
+	int sv[2], ret;
+	unsigned int i;
+
+	memset(&c, 0, sizeof(c));
+	REQUIRE_MSG(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+		    "socketpair", "%s", strerror(errno));
+	h.fd = sv[1];
+	pthread_create(&th, NULL, hs_relay, &h);
+	ret = xd_tcp_accept(sv[0], &c, &conf, 0x7c9u);
+	pthread_join(th, NULL);
+	REQUIRE_MSG(!ret && !h.ret && !h.w.status && h.w.session == 0x7c9u &&
+		    h.w.arena_size == 1u << 20 && c.arena_size == 1u << 20 &&
+		    (c.flags & XD_CHAN_REMOTE), "tcp channel: handshake",
+		    "accept %d relay %d status %d", ret, h.ret, h.w.status);
+
+	/* 1. A posted copy into the arena: its bytes are held back. */
+	mc.dst = 4096;
+	mc.src = 0x7f0000000000ull;
+	mc.count = 1000;
+	mc.dir = XCUDA_COPY_D2H;
+	mc.flags = XCUDA_COPY_ASYNC;
+	raw_req(&req, 0x7c9u, XCUDA_OP_MEMCPY, &mc, sizeof(mc));
+	req.hdr.flags = XCUDA_RF_POSTED;
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	memset(c.arena + 4096, 0xab, 1000);	/* "the device wrote" */
+	reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf, sizeof(buf)) : -1;
+	CHECK_MSG(!ret && f.magic == XCUDA_UP_RSP_MAGIC && !f.nr_out &&
+		  f.rsp.id == req.hdr.id && !memcmp(&got, &req, sizeof(req)),
+		  "tcp channel: a posted copy's answer comes without its bytes",
+		  "ret %d nr_out %u", ret, f.nr_out);
+
+	/* 2. A later request's bytes over them are dropped. */
+	memset(&mc, 0, sizeof(mc));
+	mc.dst = 0x7f0000000000ull;
+	mc.src = 4000;
+	mc.count = 2000;
+	mc.dir = XCUDA_COPY_H2D;
+	mc.flags = XCUDA_COPY_ASYNC;
+	raw_req(&req, 0x7c9u, XCUDA_OP_MEMCPY, &mc, sizeof(mc));
+	req.hdr.flags = XCUDA_RF_POSTED;
+	memset(in, 0x11, 2000);
+	send_frame(sv[1], &req, 2000, in, 2000);
+	ret = c.ops->next(&c, &got, 2000);
+	for (i = 0; ret == 1 && i < 2000; i++)
+		if (c.arena[4000 + i] != (4000 + i >= 4096 && 4000 + i < 5096 ?
+					  0xab : 0x11))
+			ret = -100 - (int)i;
+	reply_ok(&c, &got, 0);
+	CHECK_MSG(ret == 1 && !read_answer(sv[1], &f, e, 4, buf, sizeof(buf)),
+		  "tcp channel: bytes a later request brings over a pending "
+		  "copy's are dropped, the rest land", "ret %d", ret);
+
+	/* 3. The next synchronous answer carries them, then its own. */
+	raw_req(&req, 0x7c9u, XCUDA_OP_ECHO, &echo, sizeof(echo));
+	req.hdr.data_off = 8192;
+	req.hdr.data_len = 100;
+	memset(in, 0x22, 100);
+	send_frame(sv[1], &req, 100, in, 100);
+	ret = c.ops->next(&c, &got, 2000);
+	if (ret == 1 && c.arena[8192] == 0x22 && c.arena[8291] == 0x22)
+		memset(c.arena + 8192, 0x33, 100);
+	reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf, sizeof(buf)) : -1;
+	CHECK_MSG(!ret && f.nr_out == 2 && e[0].off == 4096 &&
+		  e[0].width * e[0].rows == 1000 && buf[0] == 0xab &&
+		  buf[999] == 0xab && e[1].off == 8192 &&
+		  e[1].width * e[1].rows == 100 && buf[1000] == 0x33 &&
+		  buf[1099] == 0x33,
+		  "tcp channel: a synchronous answer brings the posted copy's "
+		  "bytes, then its own", "ret %d nr_out %u", ret, f.nr_out);
+
+	/* 4. A failed copy's destination never goes back. */
+	memset(&mc, 0, sizeof(mc));
+	mc.dst = 4096;
+	mc.src = 0x7f0000000000ull;
+	mc.count = 64;
+	mc.dir = XCUDA_COPY_D2H;
+	raw_req(&req, 0x7c9u, XCUDA_OP_MEMCPY, &mc, sizeof(mc));
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	reply_ok(&c, &got, cudaErrorInvalidValue);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf, sizeof(buf)) : -1;
+	CHECK_MSG(!ret && !f.nr_out && f.rsp.status == cudaErrorInvalidValue,
+		  "tcp channel: a failed copy's destination is not sent",
+		  "ret %d nr_out %u", ret, f.nr_out);
+
+	/* 5. Rows in and rows out, the gaps untouched. */
+	memset(c.arena + 20000, 0xee, 400);
+	m2.dst = 0x7f0000000000ull;
+	m2.src = 20000;
+	m2.spitch = 100;
+	m2.width = 10;
+	m2.height = 3;
+	m2.dir = XCUDA_COPY_H2D;
+	raw_req(&req, 0x7c9u, XCUDA_OP_MEMCPY_2D, &m2, sizeof(m2));
+	memset(in, 0x44, 30);
+	send_frame(sv[1], &req, 30, in, 30);
+	ret = c.ops->next(&c, &got, 2000);
+	if (ret == 1 && (c.arena[20000] != 0x44 || c.arena[20009] != 0x44 ||
+			 c.arena[20010] != 0xee || c.arena[20100] != 0x44 ||
+			 c.arena[20209] != 0x44 || c.arena[20210] != 0xee))
+		ret = -1;
+	/* What a handler says it wrote (ARRAY_COPY's note_out). */
+	if (ret == 1)
+		c.ops->note_out(&c, 30000, 4, 16, 2);
+	memset(c.arena + 30000, 0x55, 4);
+	memset(c.arena + 30016, 0x66, 4);
+	reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf, sizeof(buf)) : -1;
+	CHECK_MSG(!ret && f.nr_out == 1 && e[0].off == 30000 &&
+		  e[0].width == 4 && e[0].pitch == 16 && e[0].rows == 2 &&
+		  buf[0] == 0x55 && buf[3] == 0x55 && buf[4] == 0x66 &&
+		  buf[7] == 0x66,
+		  "tcp channel: 2D rows land without their gaps; rows a "
+		  "handler noted go back packed", "ret %d nr_out %u", ret,
+		  f.nr_out);
+
+	/* 6. A request that runs long: the server says it is alive. */
+	raw_req(&req, 0x7c9u, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0);
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	nap_ms(450);
+	reply_ok(&c, &got, 0);
+	for (i = 0; ret == 1; i++) {
+		if (read_frame(sv[1], &f, e, 4, buf, sizeof(buf)))
+			ret = -1;
+		else if (f.magic == XCUDA_UP_RSP_MAGIC)
+			break;
+		else if (f.magic != XCUDA_UP_DATA_MAGIC || f.nr_out)
+			ret = -2;
+	}
+	CHECK_MSG(ret == 1 && i >= 2 && i <= 6 && f.rsp.id == req.hdr.id,
+		  "tcp channel: while a request runs, an empty frame every "
+		  "alive_ms (100 ms here)", "ret %d, %u frames", ret, i);
+
+	/* 7. Malformed: in_len that is not the extents'. */
+	raw_req(&req, 0x7c9u, XCUDA_OP_ECHO, &echo, sizeof(echo));
+	req.hdr.data_off = 8192;
+	req.hdr.data_len = 100;
+	send_frame(sv[1], &req, 99, in, 99);
+	CHECK_EQ(c.ops->next(&c, &got, 2000), -EPROTO,
+		 "tcp channel: in_len that is not the extents' is -EPROTO");
+	CHECK(c.ops->next(&c, &got, 0) == -EPROTO &&
+	      c.ops->peer_gone(&c), "tcp channel: ... for good");
+	c.ops->close(&c);
+	close(sv[1]);
+}
+
+/* ---- the server against hostile relays ---- */
+
+static void check_bad_handshakes(void)
+{
+	struct xcuda_up_hello hlo = { 0x12345678, XCUDA_UP_VERSION, { 0 } };
+	struct xcuda_up_welcome w;
+	int fd, before;
+
+	fd = tcp_connect(port);
+	CHECK(fd >= 0 && !xd_up_write_all(fd, &hlo, sizeof(hlo)) && closes(fd),
+	      "a hello with a bad magic: the server hangs up");
+	if (fd >= 0)
+		close(fd);
+	CHECK(dlog_wait(&srv, "not an xcuda relay", 1, 5000),
+	      "... and logs it");
+
+	fd = tcp_connect(port);
+	CHECK(fd >= 0 && !xd_up_write_all(fd, &hlo, 10) &&
+	      !shutdown(fd, SHUT_WR) && closes(fd),
+	      "a short hello: the server hangs up");
+	if (fd >= 0)
+		close(fd);
+	CHECK(dlog_wait(&srv, "no hello", 1, 5000), "... and logs it");
+
+	before = dlog_count(&srv, "wrong MAC");
+	memset(&w, 0, sizeof(w));
+	fd = tcp_connect(port);
+	CHECK_MSG(fd >= 0 && !handshake(fd, 1u << 20, 1, &w) &&
+		  w.status == -EACCES && !w.session && closes(fd),
+		  "a wrong MAC: the welcome says -EACCES, the server hangs up",
+		  "status %d", w.status);
+	if (fd >= 0)
+		close(fd);
+	CHECK(dlog_wait(&srv, "relay 127.0.0.1:", 1, 5000) &&
+	      dlog_wait(&srv, "wrong MAC", before + 1, 5000),
+	      "... and logs the refusal with the peer's address");
+}
+
+/* One hostile frame after a correct handshake: the session must end. */
+static void hostile(const char *name, int kind, const char *log_needle)
+{
+	struct xcuda_echo_args echo = { 0, 0, 0, 0 };
+	struct xcuda_up_welcome w;
+	struct xcuda_request req;
+	struct xcuda_up_req f;
+	static uint8_t in[8192];
+	int fd, before = dlog_count(&srv, log_needle), ok = 0;
+
+	fd = raw_session(1u << 20, &w);
+	if (fd >= 0 && !raw_echo(fd, w.session, 0, 4096)) {
+		raw_req(&req, w.session, XCUDA_OP_ECHO, &echo, sizeof(echo));
+		req.hdr.data_off = 4096;
+		req.hdr.data_len = 4096;
+		f = (struct xcuda_up_req){ XCUDA_UP_REQ_MAGIC, 4096, req };
+		switch (kind) {
+		case 0:		/* bad magic */
+			f.magic = 0xdeadbeef;
+			ok = !xd_up_write_all(fd, &f, sizeof(f));
+			break;
+		case 1:		/* in_len is not the extent's */
+			f.in_len = 4000;
+			ok = !xd_up_write_all(fd, &f, sizeof(f)) &&
+			     !xd_up_write_all(fd, in, 4000);
+			break;
+		case 2:		/* bytes for an extent past the arena */
+			f.req.hdr.data_off = (1u << 20) - 100;
+			ok = !xd_up_write_all(fd, &f, sizeof(f)) &&
+			     !xd_up_write_all(fd, in, 4096);
+			break;
+		case 3:		/* half a header */
+			ok = !xd_up_write_all(fd, &f, sizeof(f) / 2) &&
+			     !shutdown(fd, SHUT_WR);
+			break;
+		case 4:		/* fewer bytes than in_len */
+			ok = !xd_up_write_all(fd, &f, sizeof(f)) &&
+			     !xd_up_write_all(fd, in, 1000) &&
+			     !shutdown(fd, SHUT_WR);
+			break;
+		}
+		ok = ok && closes(fd);
+	}
+	if (fd >= 0)
+		close(fd);
+	CHECK_MSG(ok && dlog_wait(&srv, log_needle, before + 1, 5000), name,
+		  "ok %d, no \"%s\" in the server's log", ok, log_needle);
+}
+
+static void check_hostile_frames(void)
+{
+	struct xcuda_echo_args echo = { 0, 0, 0, 0 };
+	struct xcuda_up_welcome w;
+	struct xcuda_request req;
+	struct xcuda_up_rsp f;
+	struct xcuda_up_ext e;
+	uint8_t b[64];
+	int fd, ok;
+
+	hostile("hostile frame, bad magic: that session ends", 0,
+		"(bad magic)");
+	hostile("hostile frame, in_len not the extents': that session ends",
+		1, "not the request's extents");
+	hostile("hostile frame, bytes for an extent past the arena: that "
+		"session ends", 2, "not the request's extents");
+	hostile("hostile frame, truncated header: that session ends", 3,
+		"(a truncated request)");
+	hostile("hostile frame, truncated bytes: that session ends", 4,
+		"(a truncated request)");
+
+	/* Past the arena without bytes: the worker refuses the request. */
+	fd = raw_session(1u << 20, &w);
+	ok = fd >= 0;
+	if (ok) {
+		raw_req(&req, w.session, XCUDA_OP_ECHO, &echo, sizeof(echo));
+		req.hdr.data_off = (1u << 20) - 100;
+		req.hdr.data_len = 4096;
+		ok = !send_frame(fd, &req, 0, NULL, 0) &&
+		     !read_answer(fd, &f, &e, 1, b, sizeof(b)) &&
+		     f.rsp.status == cudaErrorInvalidValue && !f.nr_out &&
+		     !raw_echo(fd, w.session, 0, 4096);
+	}
+	CHECK(ok, "an extent past the arena, no bytes: the worker answers "
+	      "cudaErrorInvalidValue, the session lives");
+	if (fd >= 0)
+		close(fd);
+	fd = raw_session(1u << 20, &w);
+	CHECK(fd >= 0 && !raw_echo(fd, w.session, 8192, 8192) &&
+	      dmn_alive(&srv), "the server still serves new sessions");
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- refusals ---- */
+
+static void check_wrong_key(void)
+{
+	const char *args[] = { "--upstream", NULL, "--key", key2p, NULL };
+	char addr[64];
+	struct xc_transport t;
+	struct xcuda_open_res r;
+	long t0;
+	int st, before = dlog_count(&srv, "hung up on our challenge");
+
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	args[1] = addr;
+	REQUIRE_MSG(!dmn_start(&rel2, args, NULL), "relay with another key",
+		    "did not start");
+	t0 = now_ms();
+	st = g_open(&t, &rel2) ? -1 : do_open(&t, &r);
+	CHECK_MSG(st == cudaErrorDevicesUnavailable && now_ms() - t0 < FAIL_MS,
+		  "relay with another key: the guest's session fails at once "
+		  "(cudaErrorDevicesUnavailable)", "status %d after %ld ms",
+		  st, now_ms() - t0);
+	if (st != -1)
+		t.ops->close(&t);
+	CHECK(dlog_wait(&rel2, "the server does not know the key", 1, 5000),
+	      "... the relay logs why");
+	CHECK(dlog_wait(&srv, "hung up on our challenge", before + 1, 5000),
+	      "... the server logs the refusal");
+	dmn_stop(&rel2, SIGTERM);
+}
+
+struct fake {
+	int lfd;
+	int sent_open;	/* bytes the relay sent after our challenge */
+	int ok;
+};
+
+/* A server without the key: a challenge with a MAC it cannot make. */
+static void *fake_server(void *arg)
+{
+	struct fake *fk = arg;
+	struct xcuda_up_hello h;
+	struct xcuda_up_chal ch;
+	struct pollfd p = { .fd = fk->lfd, .events = POLLIN };
+	char b[64];
+	ssize_t r;
+	int fd;
+
+	if (poll(&p, 1, 10000) != 1)
+		return NULL;
+	fd = accept(fk->lfd, NULL, NULL);
+	if (fd < 0)
+		return NULL;
+	if (!rd(fd, &h, sizeof(h))) {
+		memset(&ch, 0x42, sizeof(ch));
+		ch.magic = XCUDA_UP_MAGIC;
+		ch.version = XCUDA_UP_VERSION;
+		if (!xd_up_write_all(fd, &ch, sizeof(ch))) {
+			p.fd = fd;
+			if (poll(&p, 1, 5000) == 1) {
+				r = recv(fd, b, sizeof(b), 0);
+				fk->sent_open = r > 0 ? (int)r : 0;
+				fk->ok = r == 0;
+			}
+		}
+	}
+	close(fd);
+	return NULL;
+}
+
+static void check_keyless_server(void)
+{
+	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct fake fk = { -1, 0, 0 };
+	struct xc_transport t;
+	struct xcuda_open_res r;
+	char addr[64];
+	pthread_t th;
+	int st;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fk.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE_MSG(fk.lfd >= 0 && !bind(fk.lfd, (struct sockaddr *)&a,
+					 sizeof(a)) && !listen(fk.lfd, 4),
+		    "fake server", "%s", strerror(errno));
+	{
+		socklen_t len = sizeof(a);
+
+		getsockname(fk.lfd, (struct sockaddr *)&a, &len);
+		fport = ntohs(a.sin_port);
+	}
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", fport);
+	args[1] = addr;
+	REQUIRE_MSG(!dmn_start(&rel3, args, NULL), "relay to a fake server",
+		    "did not start");
+	pthread_create(&th, NULL, fake_server, &fk);
+	st = g_open(&t, &rel3) ? -1 : do_open(&t, &r);
+	pthread_join(th, NULL);
+	CHECK_MSG(st == cudaErrorDevicesUnavailable && fk.ok &&
+		  !fk.sent_open, "a server without the key: the relay hangs "
+		  "up on its challenge, sends nothing, the guest's session "
+		  "fails", "status %d, relay sent %d bytes, ok %d", st,
+		  fk.sent_open, fk.ok);
+	if (st != -1)
+		t.ops->close(&t);
+	CHECK(dlog_wait(&rel3, "the server does not know the key", 1, 5000),
+	      "... the relay logs why");
+	close(fk.lfd);
+	dmn_stop(&rel3, SIGTERM);
+}
+
+/* ---- a vanishing server ---- */
+
+/* An ECHO on @t: the worker's status, or -1000 + the transport's error. */
+static int echo_status(struct xc_transport *t)
+{
+	struct xcuda_echo_args a = { 0, 0, 0, 0 };
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	int err;
+
+	req_init(t, &req, XCUDA_OP_ECHO, &a, sizeof(a));
+	req.hdr.data_off = 0;
+	req.hdr.data_len = 4096;
+	err = rpc(t, &req, &rsp);
+	return err ? -1000 + err : rsp.status;
+}
+
+/* A session through the relay, and the server's worker serving it. */
+static int lost_setup(struct xc_transport *t, pid_t *w)
+{
+	struct xcuda_open_res r;
+	char why[200];
+	int n = dlog_count(&srv, "started");
+
+	if (g_open(t, &rel))
+		return -1;
+	if (do_open(t, &r) || do_echo(t, 0, 4096, 9, why, sizeof(why)) ||
+	    !dlog_wait(&srv, "started", n + 1, 5000)) {
+		t->ops->close(t);
+		return -1;
+	}
+	*w = last_worker(&srv);
+	return *w > 0 ? 0 : -1;
+}
+
+static void check_vanishing(void)
+{
+	struct xc_transport t;
+	const char *args[] = { "--listen", NULL, "--key", keyp, NULL };
+	char addr[64];
+	long t0;
+	pid_t w;
+	int st, st2;
+
+	/* A worker that stops answering: the relay's timeout (2 s here). */
+	REQUIRE_MSG(!lost_setup(&t, &w), "lost session", "no session");
+	kill(w, SIGSTOP);
+	t0 = now_ms();
+	st = echo_status(&t);
+	st2 = echo_status(&t);
+	CHECK_MSG(st == cudaErrorDevicesUnavailable && st2 == -1000 - EPIPE &&
+		  now_ms() - t0 < FAIL_MS, "a server worker that stops "
+		  "answering: the call fails after the relay's timeout "
+		  "(cudaErrorDevicesUnavailable), the next finds the session "
+		  "gone", "status %d then %d after %ld ms", st, st2,
+		  now_ms() - t0);
+	CHECK(dlog_wait(&rel, "no answer in time", 1, 5000),
+	      "... the relay logs the lost link");
+	kill(w, SIGKILL);
+	kill(w, SIGCONT);
+	t.ops->close(&t);
+
+	/* A worker killed mid-session. */
+	REQUIRE_MSG(!lost_setup(&t, &w), "lost session", "no session");
+	kill(w, SIGKILL);
+	t0 = now_ms();
+	st = echo_status(&t);
+	if (st == cudaErrorDevicesUnavailable)
+		st = echo_status(&t);
+	CHECK_MSG(st == -1000 - EPIPE && now_ms() - t0 < FAIL_MS,
+		  "a server worker killed: the guest's next call fails "
+		  "promptly", "status %d after %ld ms", st, now_ms() - t0);
+	t.ops->close(&t);
+
+	/* The whole server killed, with a session open. */
+	REQUIRE_MSG(!lost_setup(&t, &w), "lost session", "no session");
+	dmn_stop(&srv, SIGKILL);
+	t0 = now_ms();
+	st = echo_status(&t);
+	if (st == cudaErrorDevicesUnavailable)
+		st = echo_status(&t);
+	CHECK_MSG(st == -1000 - EPIPE && now_ms() - t0 < FAIL_MS,
+		  "the server killed: the guest's next call fails promptly",
+		  "status %d after %ld ms", st, now_ms() - t0);
+	t.ops->close(&t);
+	kill(w, SIGKILL);	/* its workers die with it: to be sure */
+	{
+		struct xcuda_open_res r;
+
+		t0 = now_ms();
+		st = g_open(&t, &rel) ? -1 : do_open(&t, &r);
+		CHECK_MSG(st == cudaErrorDevicesUnavailable &&
+			  now_ms() - t0 < FAIL_MS && dmn_alive(&rel),
+			  "no server: a new session fails at once, the relay "
+			  "lives", "status %d after %ld ms", st,
+			  now_ms() - t0);
+		if (st != -1)
+			t.ops->close(&t);
+	}
+	CHECK(dlog_wait(&rel, "cannot connect", 1, 5000),
+	      "... and the relay logs why");
+
+	/* A server back on the same port serves the relay again. */
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	args[1] = addr;
+	REQUIRE_MSG(!dmn_start(&srv, args, NULL), "server again",
+		    "did not start");
+	{
+		char why[200] = "";
+
+		st = g_open(&t, &rel);
+		if (!st) {
+			struct xcuda_open_res r;
+
+			st = do_open(&t, &r);
+			if (!st)
+				st = do_echo(&t, 4096, 1u << 20, 5, why,
+					     sizeof(why));
+			t.ops->close(&t);
+		}
+		CHECK_MSG(!st, "the server restarted: sessions through the "
+			  "relay work again", "status %d %s", st, why);
+	}
+}
+
+/* Every worker of the chain that ended normally exited cleanly. */
+static void check_logs(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(dmns) / sizeof(dmns[0]); i++) {
+		char *log = check_slurp(dmns[i]->log, NULL);
+
+		CHECK_MSG(log && !strstr(log, "AddressSanitizer") &&
+			  !strstr(log, "ThreadSanitizer") &&
+			  !strstr(log, "LeakSanitizer") &&
+			  !strstr(log, "runtime error") &&
+			  !strstr(log, "core dumped"),
+			  check_name("the %s's log has no sanitizer report or "
+				     "crash", dmns[i]->name),
+			  "see the log below");
+		free(log);
+	}
+}
+
+int main(void)
+{
+	const char *sargs[] = { "--listen", NULL, "--key", keyp, NULL };
+	const char *rargs[] = { "--upstream", NULL, "--key", keyp, NULL };
+	char addr[64], why[160];
+	unsigned int i;
+
+	harness_setup();
+	check_teardown(teardown);
+	/* The channel tested here logs what it refuses: expected. */
+	xd_log_setup(XD_LOG_ERROR, 0);
+	snprintf(ctl, sizeof(ctl), "%s", xcudad);
+	if (strrchr(ctl, '/'))
+		strcpy(strrchr(ctl, '/') + 1, "xcudactl");
+	else
+		snprintf(ctl, sizeof(ctl), "xcudactl");
+	for (i = 0; i < sizeof(dmns) / sizeof(dmns[0]); i++) {
+		snprintf(dmns[i]->sock, sizeof(dmns[i]->sock), "%s/%s.sock",
+			 dir, dmns[i]->name);
+		snprintf(dmns[i]->log, sizeof(dmns[i]->log), "%s/%s.log", dir,
+			 dmns[i]->name);
+	}
+	snprintf(keyp, sizeof(keyp), "%s/key", dir);
+	snprintf(key2p, sizeof(key2p), "%s/key2", dir);
+	snprintf(badkeyp, sizeof(badkeyp), "%s/key-open", dir);
+	snprintf(shortkeyp, sizeof(shortkeyp), "%s/key-short", dir);
+	REQUIRE_MSG(!write_key(keyp, 64, 0600, 1) &&
+		    !write_key(key2p, 64, 0600, 2) &&
+		    !write_key(badkeyp, 64, 0644, 1) &&
+		    !write_key(shortkeyp, 16, 0600, 1) &&
+		    !xd_up_key_load(keyp, &key, why, sizeof(why)),
+		    "keys", "%s", why);
+
+	check_key_checks();
+	check_spans();
+	check_chan();
+
+	port = free_port();
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	sargs[1] = rargs[1] = addr;
+	REQUIRE_MSG(port > 0 && !dmn_start(&srv, sargs, NULL), "server",
+		    "did not start on %s", addr);
+	CHECK(dlog_wait(&srv, "listening for relays on", 1, 5000),
+	      "the server listens for relays");
+	REQUIRE_MSG(!dmn_start(&rel, rargs, "2"), "relay", "did not start");
+
+	check_echo_sizes();
+	check_xcudactl();
+	check_same_answers();
+	check_refusals();
+	check_bad_handshakes();
+	check_hostile_frames();
+	check_wrong_key();
+	check_keyless_server();
+	check_vanishing();
+	check_logs();
+	CHECK_MSG(WIFEXITED(dmn_stop(&rel, SIGTERM)) &&
+		  WIFEXITED(dmn_stop(&srv, SIGTERM)), "both daemons stop",
+		  "wait statuses");
+	xd_up_key_wipe(&key);
+	return check_summary();
+}

@@ -4,6 +4,9 @@
 #   make check      every test this machine can run, the Xen rig under QEMU
 #                   included (installs what it needs)
 #   make check-xen  the Xen rig alone; make modules builds the kernel modules
+#   make rig-pack   the rig for a GPU host, packed with QEMU (on Debian 12)
+#   make check-xen-gpu RIG_PACK=FILE  that rig on a GPU host: a DomU's
+#                   programs end on its GPU, compared with native runs
 #   make check-gpu  the CUDA programs and the frameworks (PyTorch, and CuPy
 #                   with CUPY_SDIST=its sdist) natively and through xcuda
 #                   (GPU host)
@@ -118,7 +121,7 @@ RING_TEST   := $(B)/bin/xcuda-ring-test
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all deps deps-xen modules check check-xen check-gpu check-samples demo demo-xen bench \
+.PHONY: all deps deps-xen modules check check-xen rig-pack check-xen-gpu check-gpu check-samples demo demo-xen bench \
 	clean docs check-docs
 
 AUDIT_SO   := $(B)/lib/libxcuda-audit.so
@@ -417,6 +420,18 @@ check: deps deps-xen
 check-xen: deps deps-xen
 	$(MAKE) all
 	tests/xen/run.sh $(B)
+
+# The rig for a GPU host, which has no Debian packages: its images and
+# Debian's QEMU in one file (RIG_PACK), made here; then, on the GPU host,
+# a DomU whose sessions Dom0 relays to that host's xcudad.
+RIG_PACK ?= $(B)/xcuda-rig-gpu.tar.xz
+rig-pack: deps deps-xen
+	$(MAKE) all
+	tests/xen/run.sh $(B) --pack $(RIG_PACK)
+
+check-xen-gpu: deps
+	$(MAKE) all
+	tests/xen/gpu-rig.sh $(B) $(RIG_PACK)
 
 # CuPy runs from its sdist (CUPY_SDIST=cupy-X.Y.Z.tar.gz), built once into
 # $(B)/cupy against the shared runtime: its check, then 14 files of its

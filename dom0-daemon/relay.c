@@ -41,6 +41,7 @@
 #include "log.h"
 #include "relay.h"
 #include "up_spans.h"
+#include "worker.h"
 
 /*
  * The arena is memory shared with the guest, another process or domain:
@@ -558,6 +559,16 @@ static void *xd_relay_recv(void *arg)
 
 /* ---- the session ---- */
 
+/* The guest's ring and the link, for the log: requests and syscalls. */
+static void xd_relay_counters(struct xd_relay *r)
+{
+	char buf[160];
+
+	xd_log_counters(r->c);
+	xd_up_counters(&r->rd, &r->wr, buf, sizeof(buf));
+	xd_log(XD_LOG_INFO, "counters: %s", buf);
+}
+
 static uint64_t xd_relay_timeout(void)
 {
 	unsigned long long s = XD_RELAY_TIMEOUT_S;
@@ -603,6 +614,7 @@ int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
 	xd_relay_send(r);
 	pthread_join(rx, NULL);
 	ret = 0;
+	xd_relay_counters(r);
 out:
 	c->ops->close(c);
 	if (r->fd >= 0)

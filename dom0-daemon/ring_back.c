@@ -20,6 +20,7 @@
  * between the two is atomic there (common/ring_wait.h).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ring_back.h"
@@ -107,4 +108,16 @@ int xd_ring_reply(struct xd_ring *r, const struct xcuda_response *rsp,
 	r->end.stats.pushed++;
 	/* Published at once so that a spinning guest sees it. */
 	return xr_end_push(&r->end, b->rsp_prod_pvt, more);
+}
+
+void xd_ring_counters(const struct xd_ring *r, char *buf, size_t len)
+{
+	const struct xr_stats *st = &r->end.stats;
+
+	snprintf(buf, len, "ring: %llu requests taken, %llu responses "
+		 "pushed, %llu bells rung, %llu sleeps",
+		 (unsigned long long)st->taken, (unsigned long long)st->pushed,
+		 (unsigned long long)__atomic_load_n(&st->bells,
+						     __ATOMIC_RELAXED),
+		 (unsigned long long)st->sleeps);
 }

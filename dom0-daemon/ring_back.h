@@ -55,4 +55,11 @@ int xd_ring_next(struct xd_ring *r, struct xcuda_request *out,
 int xd_ring_reply(struct xd_ring *r, const struct xcuda_response *rsp,
 		  int more);
 
+/*
+ * This end's counters as one line in @buf: requests taken and responses
+ * pushed (each copied once), bells rung (a write() each) and sleeps (a
+ * poll() each).
+ */
+void xd_ring_counters(const struct xd_ring *r, char *buf, size_t len);
+
 #endif /* XCUDA_DAEMON_RING_BACK_H */

@@ -9,6 +9,7 @@
 #ifndef XCUDA_DAEMON_TRANSPORT_H
 #define XCUDA_DAEMON_TRANSPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "xcuda/proto.h"
@@ -60,6 +61,12 @@ struct xd_chan_ops {
 	 */
 	void (*note_out)(struct xd_chan *c, uint64_t off, uint64_t width,
 			 uint64_t pitch, uint64_t rows);
+	/*
+	 * Optional: what the transport did for the session so far, as one
+	 * line of text in @buf (the ring's or the link's counters), for the
+	 * log when the session ends.
+	 */
+	void (*counters)(struct xd_chan *c, char *buf, size_t len);
 };
 
 struct xd_chan {

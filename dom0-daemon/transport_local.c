@@ -62,6 +62,13 @@ static int xd_local_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 	return xd_ring_reply(&l->ring, rsp, more);
 }
 
+static void xd_local_counters(struct xd_chan *c, char *buf, size_t len)
+{
+	struct xd_local *l = c->priv;
+
+	xd_ring_counters(&l->ring, buf, len);
+}
+
 /*
  * With the arena at the guest's own address, a device address of pinned
  * arena memory is the guest's host address too, as under CUDA's unified
@@ -154,6 +161,7 @@ static const struct xd_chan_ops xd_local_ops = {
 	.close = xd_local_close,
 	.take_fd = xd_local_take_fd,
 	.peer_gone = xd_local_peer_gone,
+	.counters = xd_local_counters,
 };
 
 /* ------------------------------------------------------------------ */

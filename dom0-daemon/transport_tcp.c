@@ -524,6 +524,13 @@ static int xd_tcp_peer_gone(struct xd_chan *c)
 		(p.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL)));
 }
 
+static void xd_tcp_counters(struct xd_chan *c, char *buf, size_t len)
+{
+	struct xd_tcp *t = c->priv;
+
+	xd_up_counters(&t->rd, &t->wr, buf, len);
+}
+
 /*
  * No arena_at: with the arena at the guest's address, a kernel handed a
  * pointer into the guest's pinned memory would read this copy of it;
@@ -537,6 +544,7 @@ static const struct xd_chan_ops xd_tcp_ops = {
 	.close = xd_tcp_close,
 	.peer_gone = xd_tcp_peer_gone,
 	.note_out = xd_tcp_note_out,
+	.counters = xd_tcp_counters,
 };
 
 /* ---- handshake ---- */

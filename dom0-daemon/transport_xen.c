@@ -105,6 +105,13 @@ static int xd_xen_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 	return xd_ring_reply(&x->ring, rsp, more);
 }
 
+static void xd_xen_counters(struct xd_chan *c, char *buf, size_t len)
+{
+	struct xd_xen *x = c->priv;
+
+	xd_ring_counters(&x->ring, buf, len);
+}
+
 /*
  * The same pages at the guest's address: the backend pinned the pages,
  * not the addresses, so its grants are unaffected.  Only the arena moves.
@@ -145,6 +152,7 @@ static const struct xd_chan_ops xd_xen_ops = {
 	.arena_at = xd_xen_arena_at,
 	.close = xd_xen_close,
 	.peer_gone = xd_xen_peer_gone,
+	.counters = xd_xen_counters,
 };
 
 int xd_xen_accept(int fd, struct xd_chan *c, const struct xcuda_back_event *ev)

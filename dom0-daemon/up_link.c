@@ -421,6 +421,7 @@ int xd_up_rd_wait(struct xd_up_rd *r, int timeout_ms)
 {
 	if (xd_up_rd_buffered(r))
 		return 1;
+	r->calls++;
 	return xd_up_poll(r->fd, POLLIN, timeout_ms);
 }
 
@@ -430,6 +431,7 @@ int xd_up_rd_more(struct xd_up_rd *r)
 
 	if (xd_up_rd_buffered(r))
 		return 1;
+	r->calls++;
 	return !ioctl(r->fd, FIONREAD, &n) && n > 0;
 }
 
@@ -442,14 +444,17 @@ static ssize_t xd_up_rd_recv(struct xd_up_rd *r, void *p, size_t len,
 
 	for (;;) {
 		n = recv(r->fd, p, len, MSG_DONTWAIT);
+		r->calls++;
 		if (n > 0) {
 			r->last = xr_now_ns();
+			r->bytes += (uint64_t)n;
 			return n;
 		}
 		if (!n)
 			return -EPIPE;
 		if (errno != EAGAIN && errno != EINTR)
 			return -errno;
+		r->calls++;
 		w = xd_up_poll(r->fd, POLLIN, stall_ms);
 		if (w < 0)
 			return w;
@@ -542,11 +547,13 @@ int xd_up_wr_flush(struct xd_up_wr *w)
 		m.msg_iov = iov;
 		m.msg_iovlen = n;
 		r = sendmsg(w->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		w->calls++;
 		if (r < 0) {
 			if (errno != EAGAIN && errno != EINTR) {
 				ret = -errno;
 				break;
 			}
+			w->calls++;
 			p = xd_up_poll(w->fd, POLLOUT, w->stall_ms);
 			if (p <= 0) {
 				ret = p ? p : -ETIMEDOUT;
@@ -554,9 +561,11 @@ int xd_up_wr_flush(struct xd_up_wr *w)
 			}
 			continue;
 		}
-		if (r > 0)
+		if (r > 0) {
 			__atomic_store_n(&w->last, xr_now_ns(),
 					 __ATOMIC_RELAXED);
+			w->bytes += (uint64_t)r;
+		}
 		/* Past what went: whole pieces, then part of one. */
 		while (n && (size_t)r >= iov->iov_len) {
 			r -= (ssize_t)iov->iov_len;
@@ -611,4 +620,13 @@ int xd_up_wr_add(struct xd_up_wr *w, const void *p, size_t len)
 	w->iov[w->niov].iov_base = (void *)p;
 	w->iov[w->niov++].iov_len = len;
 	return 0;
+}
+
+void xd_up_counters(const struct xd_up_rd *r, const struct xd_up_wr *w,
+		    char *buf, size_t len)
+{
+	snprintf(buf, len, "link: %llu bytes in over %llu syscalls, %llu "
+		 "bytes out over %llu syscalls",
+		 (unsigned long long)r->bytes, (unsigned long long)r->calls,
+		 (unsigned long long)w->bytes, (unsigned long long)w->calls);
 }

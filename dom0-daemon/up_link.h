@@ -95,6 +95,7 @@ struct xd_up_rd {
 	uint8_t *buf;
 	size_t cap, pos, end;
 	uint64_t last;		/* the clock when bytes last came */
+	uint64_t bytes, calls;	/* received, and the syscalls it took */
 };
 
 int xd_up_rd_init(struct xd_up_rd *r, int fd, size_t cap);
@@ -146,6 +147,7 @@ struct xd_up_wr {
 	 * another thread may look (the relay's receiver).
 	 */
 	uint64_t last;
+	uint64_t bytes, calls;	/* sent, and the syscalls it took */
 };
 
 int xd_up_wr_init(struct xd_up_wr *w, int fd, size_t cap,
@@ -155,6 +157,13 @@ void xd_up_wr_fini(struct xd_up_wr *w);
 int xd_up_wr_add(struct xd_up_wr *w, const void *p, size_t len);
 /* Sends all that was added: 0 or a negative errno. */
 int xd_up_wr_flush(struct xd_up_wr *w);
+
+/*
+ * The link's counters as one line in @buf: bytes each way and the
+ * syscalls (recv, sendmsg, poll, ioctl) they took.
+ */
+void xd_up_counters(const struct xd_up_rd *r, const struct xd_up_wr *w,
+		    char *buf, size_t len);
 
 static inline int xd_up_wr_pending(const struct xd_up_wr *w)
 {

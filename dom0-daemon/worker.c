@@ -211,6 +211,16 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
 	return call.end;
 }
 
+void xd_log_counters(struct xd_chan *c)
+{
+	char buf[160];
+
+	if (!c->ops || !c->ops->counters)
+		return;
+	c->ops->counters(c, buf, sizeof(buf));
+	xd_log(XD_LOG_INFO, "counters: %s", buf);
+}
+
 int xd_worker_run(struct xd_chan *c)
 {
 	struct xcuda_request req;
@@ -249,6 +259,7 @@ int xd_worker_run(struct xd_chan *c)
 		}
 	}
 	xd_session_fini(&s);
+	xd_log_counters(c);
 	c->ops->close(c);
 	xd_log(XD_LOG_DEBUG, "session ended");
 	return 0;

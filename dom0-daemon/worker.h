@@ -81,4 +81,7 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
  */
 int xd_worker_run(struct xd_chan *c);
 
+/* Logs what @c's transport counted for the session, where it counts. */
+void xd_log_counters(struct xd_chan *c);
+
 #endif /* XCUDAD_WORKER_H */

@@ -22,9 +22,12 @@
  * time (user + system, all threads) the process used for the rows before
  * it: CUDA's own spinning natively, the guest library's through xcuda.
  *
- *   xcuda-bench [--smoke] [--reps N] [--only GROUP[,GROUP...]]
+ *   xcuda-bench [--smoke] [--quick] [--reps N] [--only GROUP[,GROUP...]]
  *
  * --smoke: tiny counts, for CI (checks that it runs, measures nothing).
+ * --quick: a tenth of the launches, and copies of up to 4 MiB with 16 MiB
+ * per measurement, for paths that are slow by construction (an emulated
+ * machine); its rows compare only with rows of another --quick run.
  * --only: just these groups of rows: launch, driver, graph, malloc, small,
  * pinned, pageable, registered, managed, compute, blas (to measure one
  * lever without the rest).
@@ -43,6 +46,7 @@
 #include <cuda_runtime.h>
 
 static int reps = 7;
+static bool quick;
 static bool smoke;
 static const char *only;
 
@@ -110,7 +114,7 @@ __global__ void fma_kernel(float *m, int n, int iters)
 
 static void bench_launch()
 {
-	const int n = smoke ? 100 : 100000;
+	const int n = smoke ? 100 : quick ? 10000 : 100000;
 	std::vector<double> v;
 
 	empty_kernel<<<1, 1>>>();
@@ -126,7 +130,7 @@ static void bench_launch()
 	}
 	row("launch_host", 0, median(v), "us");
 
-	const int m = smoke ? 10 : 10000;
+	const int m = smoke ? 10 : quick ? 1000 : 10000;
 	v.clear();
 	for (int r = 0; r < reps; r++) {
 		double t0 = now_s();
@@ -293,7 +297,8 @@ static void bench_sizes(unsigned char *h, unsigned char *d, size_t from,
 {
 	for (size_t size = from; size <= max; size *= step) {
 		/* about 1 GiB per measurement, 4 to 2000 copies */
-		size_t target = smoke ? size : (size_t)1 << 30;
+		size_t target = smoke ? size :
+				quick ? (size_t)16 << 20 : (size_t)1 << 30;
 		int count = (int)std::min<size_t>(
 			2000, std::max<size_t>(4, target / size));
 		std::vector<double> h2d, d2h;
@@ -519,6 +524,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--smoke")) {
 			smoke = true;
 			reps = 1;
+		} else if (!strcmp(argv[i], "--quick")) {
+			quick = true;
 		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
 			reps = atoi(argv[++i]);
 			if (reps < 1 || reps > 1000)
@@ -526,7 +533,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			only = argv[++i];
 		} else {
-			fprintf(stderr, "usage: xcuda-bench [--smoke] [--reps N]"
+			fprintf(stderr, "usage: xcuda-bench [--smoke] [--quick] [--reps N]"
 					" [--only GROUP[,GROUP...]]\n");
 			return 2;
 		}
@@ -545,7 +552,8 @@ int main(int argc, char **argv)
 		bench_malloc();
 	if (want("small"))
 		bench_small_copies();
-	size_t max = smoke ? (size_t)64 << 10 : (size_t)256 << 20;
+	size_t max = smoke ? (size_t)64 << 10 :
+		     quick ? (size_t)4 << 20 : (size_t)256 << 20;
 	if (want("pinned"))
 		bench_bandwidth(true, max);
 	if (want("pageable"))

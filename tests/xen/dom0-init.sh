@@ -62,6 +62,24 @@ wait_for() {
 
 xsr() { xenstore-read "$1" 2>/dev/null; }
 
+# On a GPU host's rig: QEMU's NIC, and the host's loopback at 10.0.2.2
+# through QEMU's user network (which answers no ping).  The host serves
+# its native outputs of the CUDA programs there; fetching them proves the
+# way.
+gpu_net() {
+	run insmod "/lib/modules/$KVER/net/e1000.ko" || return 1
+	ip link set lo up
+	wait_for 30 '[ -e /sys/class/net/eth0 ]' || { say "no eth0"; return 1; }
+	run ip addr add 10.0.2.15/24 dev eth0 || return 1
+	run ip link set eth0 up || return 1
+	mkdir -p "$W/refs"
+	# (busybox 1.35's wget -T crashes: timeout instead)
+	wait_for 60 'timeout 10 wget -q -O "$W/refs.tar" "$GPU_REFS/refs.tar"' ||
+		{ say "the GPU host does not answer at $GPU_REFS"; return 1; }
+	run tar -xf "$W/refs.tar" -C "$W/refs" || return 1
+	say "network up: $(ls "$W/refs" | wc -l) native outputs from the GPU host"
+}
+
 # finish: the verdict to QEMU's isa-debug-exit (port 0xf4).
 finish() {
 	sync
@@ -290,7 +308,17 @@ fi
 : >"$XCUDAD_LOG"
 # xcudad's log into the serial log
 tail -f "$XCUDAD_LOG" | sed 's/^/XCUDAD| /' &
-xcudad_start
+if [ "$RIG_MODE" = gpu ]; then
+	# Every session goes on to the GPU host's xcudad.
+	if ! gpu_net; then
+		echo "RIG-RESULT: FAIL network: no way to the GPU host"
+		FAILED=$((FAILED + 1))
+		finish
+	fi
+	xcudad_start --upstream "$GPU_UPSTREAM" --key /etc/xcuda/gpu.key
+else
+	xcudad_start
+fi
 
 # shellcheck source=tests/xen/scenarios.sh
 . /lib/xcuda-rig/scenarios.sh
@@ -304,6 +332,8 @@ fi
 
 if [ "$RIG_MODE" = demo ]; then
 	scenario 0 demo demo
+elif [ "$RIG_MODE" = gpu ]; then
+	run_gpu_scenarios
 else
 	run_scenarios
 fi

@@ -113,11 +113,12 @@ cuda_tests() {
 	install -m 0644 "$OUT/programs" "$root$OPT/tests/cuda/PROGRAMS"
 }
 
-# unpacked_ko NAME DEST: an in-tree module of the Debian kernel, as a .ko
-# (busybox insmod does not decompress).
+# unpacked_ko NAME DEST [DIR]: an in-tree module of the Debian kernel
+# (under kernel/DIR, default drivers/xen), as a .ko (busybox insmod does
+# not decompress).
 unpacked_ko() {
 	local f
-	f=$(find "/lib/modules/$KVER/kernel/drivers/xen" -name "$1.ko*" | head -n 1)
+	f=$(find "/lib/modules/$KVER/kernel/${3:-drivers/xen}" -name "$1.ko*" | head -n 1)
 	[ -n "$f" ] || die "module $1 not found in /lib/modules/$KVER"
 	case $f in
 	*.ko) cp "$f" "$2/$1.ko" ;;
@@ -141,6 +142,29 @@ pack() {
 
 have() { [ -e "$1" ] && echo 1 || echo 0; }
 
+# copy_elf_guest ROOT FILE DEST: a program linked against libcudart,
+# which LD_LIBRARY_PATH resolves to xcuda's own library in the image.
+copy_elf_guest() {
+	LDD_PATH=$B/lib copy_elf "$@"
+}
+# guest_side ROOT: xcuda's guest libraries and xcudactl, as a DomU has
+# them (and Dom0 too on a GPU host's rig, to measure the local path).
+guest_side() {
+	local root=$1 f
+	[ -e "$GUESTLIB" ] && copy_elf "$root" "$GUESTLIB" "$OPT/lib/libcudart.so.13"
+	# xcuda's driver API beside it: it finds the runtime by its $ORIGIN.
+	if [ -e "$GUESTDRV" ]; then
+		copy_elf_guest "$root" "$GUESTDRV" "$OPT/lib/libcuda.so.1"
+		for f in libcublas.so.13 libcublasLt.so.13 libnvidia-ml.so.1 \
+			libcurand.so.10 libcufft.so.12; do
+			[ -e "$B/lib/$f" ] && copy_elf_guest "$root" "$B/lib/$f" "$OPT/lib/$f"
+		done
+	fi
+	[ -e "$XCUDACTL" ] && copy_elf_guest "$root" "$XCUDACTL" /usr/bin/xcudactl
+	[ -e "$RING_TEST" ] && copy_elf_guest "$root" "$RING_TEST" /usr/bin/xcuda-ring-test
+	return 0
+}
+
 mkdir -p "$OUT"
 # The CUDA test programs that are built, in the order to run them.
 : >"$OUT/programs"
@@ -163,6 +187,12 @@ RING_TEST=$B/bin/xcuda-ring-test
 GUESTLIB=$B/lib/libcudart.so.13
 GUESTDRV=$B/lib/libcuda.so.1
 DEMO=$B/demo/demo
+BENCH=$B/bench/xcuda-bench
+RIG_MODE=${RIG_MODE:-test}
+# On a GPU host's rig (RIG_MODE=gpu) Dom0 reaches that host's loopback
+# through QEMU's user network: its xcudad there, and the native outputs.
+GPU_UPSTREAM=10.0.2.2:7701
+GPU_REFS=http://10.0.2.2:7702
 
 # ------------------------------------------------------------------ DomU
 log "DomU initramfs"
@@ -171,26 +201,14 @@ busybox_root "$R"
 xenstore_clients "$R"
 [ -e "$FRONT_KO" ] && install -m 0644 "$FRONT_KO" "$R/lib/xcuda/"
 [ -e "$HOSTILE_KO" ] && install -m 0644 "$HOSTILE_KO" "$R/lib/xcuda/"
-if [ -e "$GUESTLIB" ]; then
-	copy_elf "$R" "$GUESTLIB" "$OPT/lib/libcudart.so.13"
-fi
-# xcuda's driver API beside it: it finds the runtime by its $ORIGIN.
-if [ -e "$GUESTDRV" ]; then
-	export LDD_PATH=$B/lib
-	copy_elf "$R" "$GUESTDRV" "$OPT/lib/libcuda.so.1"
-	for f in libcublas.so.13 libcublasLt.so.13 libnvidia-ml.so.1 \
-		libcurand.so.10 libcufft.so.12; do
-		[ -e "$B/lib/$f" ] && copy_elf "$R" "$B/lib/$f" "$OPT/lib/$f"
-	done
-	unset LDD_PATH
-fi
-# xcudactl and the programs are linked against libcudart, which
-# LD_LIBRARY_PATH resolves to xcuda's own library in the DomU.
+guest_side "$R"
+# The programs are linked against libcudart too.
 export LDD_PATH=$B/lib
-[ -e "$XCUDACTL" ] && copy_elf "$R" "$XCUDACTL" /usr/bin/xcudactl
-[ -e "$RING_TEST" ] && copy_elf "$R" "$RING_TEST" /usr/bin/xcuda-ring-test
 cuda_tests "$R"
 [ -e "$DEMO" ] && copy_elf "$R" "$DEMO" "$OPT/demo/demo"
+if [ "$RIG_MODE" = gpu ] && [ -e "$BENCH" ]; then
+	copy_elf "$R" "$BENCH" "$OPT/bench/xcuda-bench"
+fi
 unset LDD_PATH
 install -m 0755 "$HERE/domU-init.sh" "$R/init"
 install -m 0755 "$HERE/rig-rmmod.sh" "$R/usr/bin/rig-rmmod"
@@ -215,29 +233,48 @@ install -D -m 0644 "$OUT/vmlinuz" "$R/boot/domU/vmlinuz"
 install -D -m 0644 "$OUT/domU.cpio.gz" "$R/boot/domU/initrd.img"
 install -m 0755 "$TOP/xenstore/xcuda-xl" "$R/usr/sbin/xcuda-xl"
 [ -e "$BACK_KO" ] && install -m 0644 "$BACK_KO" "$R/lib/xcuda/"
-# xcudad and the native programs load the real runtime through their
-# RUNPATH, at the same path as here.
-export KEEP_CUDART=1
-[ -e "$XCUDAD" ] && copy_elf "$R" "$XCUDAD" /usr/sbin/xcudad
-cuda_tests "$R"
-unset KEEP_CUDART
+# xcudad loads the real runtime through its RUNPATH, at the same path as
+# here (it links it; a relaying xcudad never calls it).
+[ -e "$XCUDAD" ] && KEEP_CUDART=1 copy_elf "$R" "$XCUDAD" /usr/sbin/xcudad
 for f in "$CUDA_HOME"/lib64/libcudart.so.13*; do
 	[ -e "$f" ] && install -D -m 0644 "$(readlink -f "$f")" "$R$f"
 done
-# Dom0 has no driver: what the real one answers without a device stands
-# in for the native runs of the driver API programs.
-for f in "$TOP"/tests/cuda/nodevice/*.out; do
-	[ -e "$f" ] && install -D -m 0644 "$f" \
-		"$R$OPT/tests/cuda/nodevice/${f##*/}"
-done
+if [ "$RIG_MODE" = gpu ]; then
+	# xcudad relays every session to the GPU host (it never loads the
+	# runtime there); the native outputs come from that host.  Dom0
+	# measures the local path with xcudactl and the benchmark.
+	guest_side "$R"
+	# the programs to compare (the DomU has them)
+	install -D -m 0644 "$OUT/programs" "$R$OPT/tests/cuda/PROGRAMS"
+	[ -e "$BENCH" ] && copy_elf_guest "$R" "$BENCH" "$OPT/bench/xcuda-bench"
+	# QEMU's NIC, for the user network to the GPU host
+	mkdir -p "$R/lib/modules/$KVER/net"
+	unpacked_ko e1000 "$R/lib/modules/$KVER/net" drivers/net/ethernet/intel
+	# the key Dom0's xcudad proves to the GPU host's (pack-gpu.sh
+	# takes it along)
+	head -c 48 /dev/urandom >"$OUT/gpu.key"
+	chmod 600 "$OUT/gpu.key"
+	install -D -m 0600 "$OUT/gpu.key" "$R/etc/xcuda/gpu.key"
+else
+	# the native programs load the real runtime through their RUNPATH
+	KEEP_CUDART=1 cuda_tests "$R"
+	# Dom0 has no driver: what the real one answers without a device
+	# stands in for the native runs of the driver API programs.
+	for f in "$TOP"/tests/cuda/nodevice/*.out; do
+		[ -e "$f" ] && install -D -m 0644 "$f" \
+			"$R$OPT/tests/cuda/nodevice/${f##*/}"
+	done
+fi
 install -m 0755 "$HERE/dom0-init.sh" "$R/init"
 install -m 0755 "$HERE/rig-rmmod.sh" "$R/usr/bin/rig-rmmod"
 install -D -m 0644 "$HERE/scenarios.sh" "$R/lib/xcuda-rig/scenarios.sh"
 cat >"$R/etc/xcuda-rig.conf" <<EOF
 # Written by mkimages.sh: what this image holds and what to run.
 KVER=$KVER
-RIG_MODE=${RIG_MODE:-test}
+RIG_MODE=$RIG_MODE
 RIG_ONLY="${RIG_ONLY:-}"
+GPU_UPSTREAM=$GPU_UPSTREAM
+GPU_REFS=$GPU_REFS
 HAVE_BACK=$(have "$BACK_KO")
 HAVE_FRONT=$(have "$FRONT_KO")
 HAVE_HOSTILE=$(have "$HOSTILE_KO")
@@ -248,6 +285,7 @@ RIG_PINGPONG=${XCUDA_RIG_PINGPONG:-1000000}
 HAVE_GUESTLIB=$(have "$GUESTLIB")
 HAVE_TESTS=$( [ -s "$OUT/programs" ] && echo 1 || echo 0)
 HAVE_DEMO=$(have "$DEMO")
+HAVE_BENCH=$( [ "$RIG_MODE" = gpu ] && have "$BENCH" || echo 0)
 EOF
 pack "$R" "$OUT/dom0.cpio" none
 log "done: $(du -h "$OUT/dom0.cpio" | cut -f1) Dom0 initramfs," \

@@ -7,6 +7,7 @@
 # one boot.
 #
 #   tests/xen/run.sh BUILD_DIR [--demo] [SCENARIO...]
+#   tests/xen/run.sh BUILD_DIR --pack FILE
 #
 #   BUILD_DIR  xcuda's build (BUILD_DIR/bin/xcudad, BUILD_DIR/lib/
 #              libcudart.so.13, BUILD_DIR/bin/xcudactl); the kernel
@@ -14,6 +15,10 @@
 #   --demo     boot, run tests/demo/demo.cu in the DomU through xcuda and
 #              show each hop it took, then end.
 #   SCENARIO   run only these (names or numbers; default all).
+#   --pack     build the images of the rig for a GPU host instead, whose
+#              Dom0 relays the DomU's sessions to that host's xcudad,
+#              and pack them with QEMU into FILE for gpu-rig.sh (the GPU
+#              host has no Debian packages); no boot here.
 #
 # Prints "PASS <scenario> (<seconds>s)" or "FAIL <scenario>: <why>" per
 # scenario and, last, "N passed, N failed"; exits 0 only if all passed.
@@ -33,7 +38,7 @@ NVCC=${NVCC:-$CUDA_HOME/bin/nvcc}
 TIMEOUT=${XCUDA_RIG_TIMEOUT:-2400}
 
 usage() {
-	echo "usage: $0 BUILD_DIR [--demo] [SCENARIO...]" >&2
+	echo "usage: $0 BUILD_DIR [--demo] [SCENARIO...] | --pack FILE" >&2
 	exit 2
 }
 [ $# -ge 1 ] || usage
@@ -43,9 +48,18 @@ B=$(cd "$1" && pwd)
 shift
 MODE="test"
 ONLY=()
-for a; do
+PACK=
+while [ $# -gt 0 ]; do
+	a=$1
+	shift
 	case $a in
 	--demo) MODE=demo ;;
+	--pack)
+		[ $# -ge 1 ] || usage
+		MODE=gpu
+		PACK=$1
+		shift
+		;;
 	-h | --help) usage ;;
 	-*) usage ;;
 	*) ONLY+=("$a") ;;
@@ -112,6 +126,9 @@ if [ -x "$NVCC" ]; then
 			-Xlinker "$CUDA_HOME/lib64" \
 			-o "$B/demo/demo" "$TOP/tests/demo/demo.cu" -ldl
 	fi
+	# the GPU host's rig measures in the DomU and in Dom0 too
+	[ "$MODE" = gpu ] && build "benchmark" bench \
+		"$TOP/tests/bench/build-bench.sh" "$B"
 else
 	echo "== build: no nvcc at $NVCC: the CUDA programs are left out"
 fi
@@ -129,43 +146,22 @@ if ! RIG_MODE=$MODE RIG_ONLY="${ONLY[*]}" "$HERE/mkimages.sh" "$B" >"$RES/mkimag
 fi
 tail -n 1 "$RES/mkimages.log"
 
+if [ "$MODE" = gpu ]; then
+	[ "${#BUILD_FAIL[@]}" -eq 0 ] || { echo "FAIL pack: ${BUILD_FAIL[*]} did not build"; exit 1; }
+	"$HERE/pack-gpu.sh" "$B/xen-rig" "$PACK" || { echo "FAIL pack: pack-gpu.sh failed"; exit 1; }
+	exit 0
+fi
+
 # ------------------------------------------------------------------ boot
 
-# The reference recipe's proven settings: qemu64 with SVM and NPT (no
-# SMAP trouble), bootscrub=false (QEMU would touch all its RAM), a 1 GiB
-# Dom0, isa-debug-exit for the verdict.  gnttab_max_frames: the arenas
-# are Dom0 pages granted to the guest (docs/xl.md): 256 frames hold
-# 131072 grants, 512 MiB of arenas at once, above what the scenarios use.
 IMG=$B/xen-rig
-XEN_CMDLINE="console=com1 com1=115200,8n1 loglvl=all guest_loglvl=all"
-XEN_CMDLINE+=" console_timestamps=boot dom0_mem=1G,max:1G dom0_max_vcpus=2"
-XEN_CMDLINE+=" bootscrub=false gnttab_max_frames=256"
-DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init"
-# shellcheck disable=SC2054 # commas inside QEMU's arguments
-QEMU=(qemu-system-x86_64 -machine pc -accel tcg,thread=multi
-	-cpu qemu64,+svm,+npt -smp 2 -m 2560
-	-display none -vga none -monitor none -serial stdio -no-reboot
-	-device isa-debug-exit,iobase=0xf4,iosize=0x04
-	-kernel "$IMG/xen" -append "$XEN_CMDLINE"
-	-initrd "$IMG/vmlinuz $DOM0_CMDLINE,$IMG/dom0.cpio")
-
-echo "== boot (serial log: $LOG)"
-t0=$(date +%s)
-# stdin from /dev/null: the stdio chardev only needs the output side
-timeout -k 10 "$TIMEOUT" "${QEMU[@]}" </dev/null >"$LOG" 2>&1 &
-qpid=$!
-# the results as they come
-tail -n +1 -f --pid="$qpid" "$LOG" 2>/dev/null |
-	sed -u -n 's/\r$//; s/.*RIG-RESULT: //p; s/.*RIG-DEMO: //p'
-wait "$qpid"
-qrc=$?
-secs=$(($(date +%s) - t0))
-echo "== QEMU ended after ${secs}s (status $qrc)"
+# shellcheck source=tests/xen/rig-lib.sh
+. "$HERE/rig-lib.sh"
+rig_qemu_args "$IMG"
+rig_boot "$LOG" "$TIMEOUT" qemu-system-x86_64 "${RIG_QEMU_ARGS[@]}"
 
 # ------------------------------------------------------------------ verdict
 
-tr -d '\r' <"$LOG" >"$RES/serial.clean"
-mapfile -t results < <(sed -n 's/.*RIG-RESULT: //p' "$RES/serial.clean")
 if [ "$MODE" = demo ]; then
 	expected=(demo)
 else
@@ -183,30 +179,7 @@ else
 	fi
 fi
 
-pass=0
-fail=${#BUILD_FAIL[@]}
-for name in "${BUILD_FAIL[@]}"; do
+for name in ${BUILD_FAIL[@]+"${BUILD_FAIL[@]}"}; do
 	echo "FAIL build-$name: does not build (see $RES)"
 done
-why_early="the boot ended early"
-case $qrc in
-124 | 137) why_early="the boot timed out after ${TIMEOUT}s" ;;
-esac
-for r in "${results[@]}"; do
-	case $r in
-	"PASS "*) pass=$((pass + 1)) ;;
-	*) fail=$((fail + 1)) ;;
-	esac
-done
-for s in "${expected[@]}"; do
-	if ! printf '%s\n' "${results[@]}" | grep -qE "^(PASS|FAIL) ${s}[ :]"; then
-		echo "FAIL $s: no result ($why_early)"
-		fail=$((fail + 1))
-	fi
-done
-if [ "$fail" -gt 0 ] || [ "$pass" -eq 0 ]; then
-	echo "== the last lines of $LOG:"
-	tail -n 60 "$RES/serial.clean" | sed 's/^/    /'
-fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+rig_verdict "$RES/serial.clean" "$TIMEOUT" "${#BUILD_FAIL[@]}" "${expected[@]}"

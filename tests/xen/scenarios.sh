@@ -6,10 +6,13 @@
 # The rig's scenarios, sourced by dom0-init.sh (busybox sh in Dom0),
 # whose helpers they use: domu (run a command in the DomU), workers
 # (xcudad's worker count), wait_for, fail, need, states.  run.sh reads
-# the SCENARIOS line to know which results to expect.
+# the SCENARIOS line to know which results to expect, gpu-rig.sh the
+# SCENARIOS_GPU line.
 
 # shellcheck disable=SC2034 # read by run.sh
 SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug pingpong corrupt-ring upstream"
+# shellcheck disable=SC2034 # read by gpu-rig.sh
+SCENARIOS_GPU="connect cuda-compare measure"
 
 XCUDACTL="LD_LIBRARY_PATH=$OPT/lib xcudactl"
 RING_TEST="LD_LIBRARY_PATH=$OPT/lib xcuda-ring-test"
@@ -101,19 +104,34 @@ sc_cuda_compare() {
 	connected || { fail "not Connected ($(states))"; return; }
 	cc_bad=
 	cc_n=0
+	cc_skip=0
 	mkdir -p "$W/cmp"
 	while read -r p; do
 		cc_n=$((cc_n + 1))
-		# natively in Dom0: the binary's RUNPATH finds the real runtime
-		(cd / && timeout 120 "$OPT/tests/cuda/$p") </dev/null \
-			>"$W/cmp/$p.native.raw" 2>"$W/cmp/$p.native.err"
-		cc_nrc=$?
-		# A driver API program needs a driver to run natively: Dom0 has
-		# none, so the real driver's answers without a device stand in.
-		cc_ref=$OPT/tests/cuda/nodevice/$p.out
-		if [ "$cc_nrc" = 127 ] && [ -f "$cc_ref" ]; then
+		if [ "$RIG_MODE" = gpu ]; then
+			# the GPU host's native run, fetched at boot
+			cc_ref=$W/refs/$p.native.out
+			if [ ! -f "$cc_ref" ]; then
+				say "skipped: $p (the GPU host did not run it natively)"
+				cc_skip=$((cc_skip + 1))
+				continue
+			fi
+			cc_nrc=missing
+		else
+			# natively in Dom0: the binary's RUNPATH finds the real
+			# runtime
+			(cd / && timeout 120 "$OPT/tests/cuda/$p") </dev/null \
+				>"$W/cmp/$p.native.raw" 2>"$W/cmp/$p.native.err"
+			cc_nrc=$?
+			# A driver API program needs a driver to run natively:
+			# Dom0 has none, so the real driver's answers without a
+			# device stand in.
+			cc_ref=$OPT/tests/cuda/nodevice/$p.out
+		fi
+		# a reference ends with the line "exit status: N"
+		if [ "$cc_nrc" = missing ] || { [ "$cc_nrc" = 127 ] && [ -f "$cc_ref" ]; }; then
 			sed '$d' "$cc_ref" >"$W/cmp/$p.native.raw"
-			cc_nrc=$(sed -n '$s/^exit status: //p' "$cc_ref")
+			cc_nrc=$(sed -n '$s/^exit status: \([0-9]*\).*/\1/p' "$cc_ref")
 		fi
 		# the same output path as the DomU's: line by line, \r dropped
 		while IFS= read -r l || [ -n "$l" ]; do
@@ -133,7 +151,8 @@ sc_cuda_compare() {
 		fi
 	done <"$OPT/tests/cuda/PROGRAMS"
 	[ -z "$cc_bad" ] || fail "differ:$cc_bad"
-	say "$cc_n programs compared"
+	[ "$cc_n" -gt "$cc_skip" ] || fail "no program was compared"
+	say "$((cc_n - cc_skip)) programs compared, $cc_skip skipped"
 }
 
 # ------------------------------------------------------------------ 4
@@ -447,6 +466,57 @@ sc_upstream() {
 
 	up_restore || { fail "xcudad did not restart"; return; }
 	session_works "after the upstream" || return
+}
+
+# ------------------------------------------------------------------ GPU host
+
+# On a GPU host's rig (RIG_MODE=gpu, gpu-rig.sh): xcudactl ping and the
+# benchmark in the DomU (the xen transport, then Dom0's relay and the TCP
+# upstream over QEMU's user network) and in Dom0 (the local transport,
+# then the same relay and link), in one boot.  Lines RIG-PING, RIG-BENCH
+# and RIG-COUNTERS (the relay's: its ring, its link) go to gpu-rig.sh,
+# which sets them beside the host's own.
+GPU_BENCH="--quick --reps 3 --only launch,pinned"
+
+# gm_counters LABEL: the counters of the sessions that ended since the
+# last call, once their workers are gone.
+GM_SEEN=0
+gm_counters() {
+	wait_workers 30 -eq 0 || say "$(workers) workers still running"
+	grep 'counters:' "$XCUDAD_LOG" | tail -n +"$((GM_SEEN + 1))" |
+		sed "s/^/RIG-COUNTERS: $1: /"
+	GM_SEEN=$(grep -c 'counters:' "$XCUDAD_LOG")
+}
+
+sc_gpu_measure() {
+	need XCUDACTL xcudactl BENCH xcuda-bench || return
+	connected || { fail "not Connected ($(states))"; return; }
+	GM_SEEN=$(grep -c 'counters:' "$XCUDAD_LOG")
+	domu 300 "$XCUDACTL ping 2000"
+	sed 's/^/RIG-PING: domU: /' "$W/domu.out"
+	gm_counters domU-ping
+	grep -q '^ping ok' "$W/domu.out" || { fail "ping in the DomU: status ${DU_RC:-none}: $(cat "$W/domu.err")"; return; }
+	LD_LIBRARY_PATH=$OPT/lib timeout 300 xcudactl ping 2000 >"$W/ping0" 2>&1
+	sed 's/^/RIG-PING: dom0: /' "$W/ping0"
+	gm_counters dom0-ping
+	grep -q '^ping ok' "$W/ping0" || { fail "ping in Dom0: $(tail -n 1 "$W/ping0")"; return; }
+	domu 900 "LD_LIBRARY_PATH=$OPT/lib $OPT/bench/xcuda-bench $GPU_BENCH"
+	sed 's/^/RIG-BENCH: domU: /' "$W/domu.out"
+	gm_counters domU-bench
+	[ "$DU_RC" = 0 ] || { fail "the benchmark in the DomU: status ${DU_RC:-none}: $(tail -n 2 "$W/domu.err")"; return; }
+	# shellcheck disable=SC2086 # the options split
+	(cd / && LD_LIBRARY_PATH=$OPT/lib timeout 900 "$OPT/bench/xcuda-bench" $GPU_BENCH) \
+		>"$W/bench0" 2>"$W/bench0.err" </dev/null
+	gm_rc=$?
+	sed 's/^/RIG-BENCH: dom0: /' "$W/bench0"
+	gm_counters dom0-bench
+	[ "$gm_rc" = 0 ] || fail "the benchmark in Dom0: status $gm_rc: $(tail -n 2 "$W/bench0.err")"
+}
+
+run_gpu_scenarios() {
+	scenario 1 connect sc_connect
+	scenario 2 cuda-compare sc_cuda_compare
+	scenario 3 measure sc_gpu_measure
 }
 
 run_scenarios() {

@@ -22,6 +22,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "common/env.h"
 #include "common/ring_wait.h"
 #include "up_link.h"
 
@@ -403,9 +404,15 @@ int xd_up_write_all(int fd, const void *buf, size_t len)
 
 int xd_up_rd_init(struct xd_up_rd *r, int fd, size_t cap)
 {
+	unsigned long long us = XD_UP_SPIN_US;
+
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
 	r->cap = cap;
+	/* a bad value gets the default: the link works either way */
+	if (xcuda_env_uint(XD_UP_SPIN_ENV, 1000000, &us) < 0)
+		us = XD_UP_SPIN_US;
+	r->spin_ns = us * 1000;
 	r->buf = malloc(cap);
 	r->last = xr_now_ns();
 	return r->buf ? 0 : -ENOMEM;
@@ -417,9 +424,36 @@ void xd_up_rd_fini(struct xd_up_rd *r)
 	r->buf = NULL;
 }
 
+/* Bytes within @r->spin_ns, into the empty buffer: 1, or 0 if none came. */
+static int xd_up_rd_spin(struct xd_up_rd *r)
+{
+	uint64_t now = xr_now_ns(), until = now + r->spin_ns;
+	ssize_t n;
+
+	if (!r->spin_ns || now - r->last > XD_UP_SPIN_RECENT_NS)
+		return 0;
+	do {
+		n = recv(r->fd, r->buf, r->cap, MSG_DONTWAIT);
+		r->calls++;
+		if (n > 0) {
+			r->pos = 0;
+			r->end = (size_t)n;
+			r->bytes += (uint64_t)n;
+			r->last = xr_now_ns();
+			return 1;
+		}
+		if (!n || (errno != EAGAIN && errno != EINTR))
+			return 1;
+		xr_cpu_relax();
+	} while (xr_now_ns() < until);
+	return 0;
+}
+
 int xd_up_rd_wait(struct xd_up_rd *r, int timeout_ms)
 {
 	if (xd_up_rd_buffered(r))
+		return 1;
+	if (timeout_ms && xd_up_rd_spin(r))
 		return 1;
 	r->calls++;
 	return xd_up_poll(r->fd, POLLIN, timeout_ms);

@@ -25,6 +25,16 @@
  */
 #define XD_UP_HEARTBEAT_MS	5000
 #define XD_UP_HEARTBEAT_MIN_MS	100
+/*
+ * Waiting for the next frame, a reader that had bytes lately may first
+ * ask the socket again for XCUDA_LINK_SPIN_US microseconds: on a fast
+ * link the answer comes within microseconds, and each sleep costs a
+ * wake-up on both ends of the round trip.  Off by default: it takes a
+ * core per waiting thread (docs/performance.md, "Upstream link").
+ */
+#define XD_UP_SPIN_US		0
+#define XD_UP_SPIN_ENV		"XCUDA_LINK_SPIN_US"
+#define XD_UP_SPIN_RECENT_NS	10000000ull
 
 struct xd_up_key {
 	size_t len;
@@ -95,6 +105,7 @@ struct xd_up_rd {
 	uint8_t *buf;
 	size_t cap, pos, end;
 	uint64_t last;		/* the clock when bytes last came */
+	uint64_t spin_ns;	/* XD_UP_SPIN_US */
 	uint64_t bytes, calls;	/* received, and the syscalls it took */
 };
 
@@ -107,8 +118,9 @@ static inline size_t xd_up_rd_buffered(const struct xd_up_rd *r)
 }
 
 /*
- * Waits up to @timeout_ms (-1: forever) for a byte to read: 1, 0 on
- * timeout, or a negative errno.  End of file counts as something to read.
+ * Waits up to @timeout_ms (-1: forever) for a byte to read, spinning
+ * first if bytes came lately: 1, 0 on timeout, or a negative errno.  End
+ * of file and errors count as something to read (the read says which).
  */
 int xd_up_rd_wait(struct xd_up_rd *r, int timeout_ms);
 /*

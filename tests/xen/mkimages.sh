@@ -110,6 +110,10 @@ cuda_tests() {
 	for p in "$CUDA_TESTS"/libxct_*.so; do
 		[ -e "$p" ] && copy_elf "$root" "$p" "$OPT/tests/cuda/${p##*/}"
 	done
+	# what the driver API programs load beside themselves
+	for p in "$CUDA_TESTS"/*.fatbin "$CUDA_TESTS"/*.ptx "$CUDA_TESTS"/*.cubin; do
+		[ -e "$p" ] && install -m 0644 "$p" "$root$OPT/tests/cuda/"
+	done
 	install -m 0644 "$OUT/programs" "$root$OPT/tests/cuda/PROGRAMS"
 }
 

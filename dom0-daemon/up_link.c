@@ -404,11 +404,13 @@ int xd_up_write_all(int fd, const void *buf, size_t len)
 
 int xd_up_rd_init(struct xd_up_rd *r, int fd, size_t cap)
 {
-	unsigned long long us = XD_UP_SPIN_US;
+	unsigned long long us = 0;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
 	r->cap = cap;
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= XD_UP_SPIN_MIN_CPUS)
+		us = XD_UP_SPIN_US;
 	/* a bad value gets the default: the link works either way */
 	if (xcuda_env_uint(XD_UP_SPIN_ENV, 1000000, &us) < 0)
 		us = XD_UP_SPIN_US;

@@ -26,13 +26,15 @@
 #define XD_UP_HEARTBEAT_MS	5000
 #define XD_UP_HEARTBEAT_MIN_MS	100
 /*
- * Waiting for the next frame, a reader that had bytes lately may first
- * ask the socket again for XCUDA_LINK_SPIN_US microseconds: on a fast
- * link the answer comes within microseconds, and each sleep costs a
- * wake-up on both ends of the round trip.  Off by default: it takes a
- * core per waiting thread (docs/performance.md, "Upstream link").
+ * Waiting for the next frame, a reader that had bytes lately first asks
+ * the socket again for XCUDA_LINK_SPIN_US microseconds: on a fast link
+ * the answer comes within microseconds, and each sleep costs a wake-up
+ * on both ends of the round trip.  It takes a core while it spins, so by
+ * default only where XD_UP_SPIN_MIN_CPUS are online (docs/performance.md,
+ * "Upstream link").
  */
-#define XD_UP_SPIN_US		0
+#define XD_UP_SPIN_US		50
+#define XD_UP_SPIN_MIN_CPUS	4
 #define XD_UP_SPIN_ENV		"XCUDA_LINK_SPIN_US"
 #define XD_UP_SPIN_RECENT_NS	10000000ull
 

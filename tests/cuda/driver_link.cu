@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N 1000
 #define LOG 8192
@@ -105,8 +106,21 @@ int main(int argc, char **argv)
 	char *b;
 
 	(void)argc;
-	snprintf(ptx, sizeof(ptx), "%s_a.ptx", argv[0]);
-	snprintf(cubin_path, sizeof(cubin_path), "%s_b.cubin", argv[0]);
+	/*
+	 * The files beside the program, by names relative to its directory:
+	 * the driver's logs name them, and must not say where it is installed.
+	 */
+	b = strrchr(argv[0], '/');
+	if (b) {
+		*b = '\0';
+		if (chdir(argv[0])) {
+			perror(argv[0]);
+			return 1;
+		}
+	}
+	snprintf(ptx, sizeof(ptx), "%s_a.ptx", b ? b + 1 : argv[0]);
+	snprintf(cubin_path, sizeof(cubin_path), "%s_b.cubin",
+		 b ? b + 1 : argv[0]);
 	/* Without a GPU this is where it ends. */
 	CKD(cuInit(0));
 	CKD(cuDeviceGet(&dev, 0));

@@ -210,8 +210,12 @@ guest_side "$R"
 export LDD_PATH=$B/lib
 cuda_tests "$R"
 [ -e "$DEMO" ] && copy_elf "$R" "$DEMO" "$OPT/demo/demo"
-if [ "$RIG_MODE" = gpu ] && [ -e "$BENCH" ]; then
-	copy_elf "$R" "$BENCH" "$OPT/bench/xcuda-bench"
+if [ "$RIG_MODE" = gpu ]; then
+	[ -e "$BENCH" ] && copy_elf "$R" "$BENCH" "$OPT/bench/xcuda-bench"
+	# driver_link links the toolkit's device runtime, as a guest with
+	# the toolkit installed would (on a GPU the program gets that far)
+	f=$CUDA_HOME/lib64/libcudadevrt.a
+	[ -e "$f" ] && install -D -m 0644 "$(readlink -f "$f")" "$R$f"
 fi
 unset LDD_PATH
 install -m 0755 "$HERE/domU-init.sh" "$R/init"

@@ -77,7 +77,7 @@ gpu_net() {
 	wait_for 60 'timeout 10 wget -q -O "$W/refs.tar" "$GPU_REFS/refs.tar"' ||
 		{ say "the GPU host does not answer at $GPU_REFS"; return 1; }
 	run tar -xf "$W/refs.tar" -C "$W/refs" || return 1
-	say "network up: $(ls "$W/refs" | wc -l) native outputs from the GPU host"
+	say "network up: $(find "$W/refs" -name '*.native.out' | wc -l) native outputs from the GPU host"
 }
 
 # finish: the verdict to QEMU's isa-debug-exit (port 0xf4).

@@ -27,6 +27,7 @@ rig_qemu_args() {
 		-kernel "$1/xen" -append "$RIG_XEN_CMDLINE"
 		-initrd "$1/vmlinuz $RIG_DOM0_CMDLINE,$1/dom0.cpio")
 	if [ "${2:-}" = net ]; then
+		# shellcheck disable=SC2054 # commas inside QEMU's arguments
 		RIG_QEMU_ARGS+=(-netdev user,id=n0
 			-device e1000,netdev=n0,romfile=)
 	else
@@ -38,7 +39,7 @@ rig_qemu_args() {
 # it comes; the serial log goes to LOG and, without \r, to LOG's
 # directory as serial.clean.  Sets RIG_QRC (QEMU's status) and RIG_SECS.
 rig_boot() {
-	local log=$1 timeout=$2 t0 qpid
+	local log=$1 timeout=$2 clean t0 qpid
 	shift 2
 	echo "== boot (serial log: $log)"
 	t0=$(date +%s)
@@ -51,7 +52,8 @@ rig_boot() {
 	RIG_QRC=$?
 	RIG_SECS=$(($(date +%s) - t0))
 	echo "== QEMU ended after ${RIG_SECS}s (status $RIG_QRC)"
-	tr -d '\r' <"$log" >"$(dirname "$log")/serial.clean"
+	clean=$(dirname "$log")/serial.clean
+	tr -d '\r' <"$log" >"$clean"
 }
 
 # rig_verdict SERIAL_CLEAN TIMEOUT FAILED_BEFORE EXPECTED...: a line per

@@ -73,6 +73,11 @@ struct xd_tcp {
 	/* Its extents the worker writes (synchronous ones go at once). */
 	struct xd_tcp_out *cur;
 	unsigned int ncur, capcur;
+	/*
+	 * The handler noted some of them (note_out): a copy's, which the
+	 * device may still be doing even when the answer is not posted.
+	 */
+	int cur_noted;
 	/* Posted requests' extents, waiting for a synchronous answer. */
 	struct xd_tcp_out *pend;
 	unsigned int npend, cappend;
@@ -281,6 +286,7 @@ static void xd_tcp_note_out(struct xd_chan *c, uint64_t off, uint64_t width,
 	}
 	if (xd_tcp_push(&t->cur, &t->ncur, &t->capcur, &s, 0))
 		xd_tcp_fail(t, -ENOMEM, "cannot keep what the worker wrote");
+	t->cur_noted = 1;
 }
 
 /*
@@ -369,6 +375,7 @@ static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 			    t->op == XCUDA_OP_MEMCPY_2D))
 		t->ncur = 0;
 	if (rsp->flags & XCUDA_RF_POSTED) {
+		t->cur_noted = 0;
 		for (i = 0; i < t->ncur; i++) {
 			if (xd_tcp_push(&t->pend, &t->npend, &t->cappend,
 					&t->cur[i].s, t->device))
@@ -389,7 +396,14 @@ static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 			ret = xd_up_wr_flush(&t->wr);
 		return ret;
 	}
-	if (t->npend)
+	/*
+	 * An asynchronous copy the guest waited for (cudaMemcpy3DAsync, say)
+	 * is answered once it is queued: its rows must land before they go.
+	 */
+	if (t->cur_noted && t->ncur && t->device < XD_TCP_MAX_DEVS)
+		t->pend_devs |= 1ull << t->device;
+	t->cur_noted = 0;
+	if (t->pend_devs)
 		xd_tcp_sync_devices(t);
 	/* After the pending ones, this answer's own: they are newer. */
 	for (i = 0; i < t->ncur && !ret; i++)

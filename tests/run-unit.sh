@@ -76,8 +76,11 @@ run_suite bench-smoke tests/bench/smoke-test.sh "$B"
 if command -v qemu-system-x86_64 >/dev/null && [ -e /boot/xen-4.17-amd64.gz ]; then
 	# builds, boot, and about 20 minutes of scenarios on 2 cores
 	SUITE_TIMEOUT=3600 run_suite xen-rig tests/xen/run.sh "$B"
+	# the rig for a GPU host, packed and checked (it boots there only)
+	run_suite rig-pack tests/xen/pack-test.sh "$B"
 else
 	skip_suite xen-rig "no QEMU or Xen 4.17 here (make deps-xen)"
+	skip_suite rig-pack "no QEMU or Xen 4.17 here (make deps-xen)"
 fi
 
 if [ "$skip" -gt 0 ]; then

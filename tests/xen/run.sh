@@ -70,6 +70,8 @@ KVER=${KVER:-$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' \
 	-printf '%f\n' 2>/dev/null | sort -V | tail -n 1)}
 export KVER CUDA_HOME
 RES=$B/results/xen
+# a pack's build logs apart: the last boot's serial log stays
+[ "$MODE" = gpu ] && RES=$B/results/xen-pack
 LOG=$RES/serial.log
 mkdir -p "$RES"
 

@@ -192,33 +192,44 @@ if [ "$nrc" -ne 0 ] || [ "$xrc" -ne 0 ] || [ "$urc" -ne 0 ]; then
 fi
 [ "$trc" -eq 0 ] || exit 1
 
-awk -F, '
-NR == FNR { if (FNR > 1) nat[$1 "," $2] = $3; next }
-FNR == 1 { print "metric,size_bytes,unit,native,xcuda,ratio"; next }
-{
-	k = $1 "," $2
-	if (!(k in nat) || nat[k] == 0) { bad = 1; next }
-	printf "%s,%s,%s,%s,%s,%.3f\n", $1, $2, $4, nat[k], $3, $3 / nat[k]
+# pair BASE.csv RUN.csv BASE_NAME RUN_NAME: the rows of both,
+# metric,size_bytes,unit,BASE_NAME,RUN_NAME,ratio (ratio = RUN / BASE);
+# fails if a row of RUN has no non-zero BASE.
+pair() {
+	awk -F, -v a="$3" -v b="$4" '
+	NR == FNR { if (FNR > 1) base[$1 "," $2] = $3; next }
+	FNR == 1 { print "metric,size_bytes,unit," a "," b ",ratio"; next }
+	{
+		k = $1 "," $2
+		if (!(k in base) || base[k] == 0) { bad = 1; next }
+		printf "%s,%s,%s,%s,%s,%.3f\n", $1, $2, $4, base[k], $3,
+		       $3 / base[k]
+	}
+	END { exit bad }' "$1" "$2"
 }
-END { exit bad }' "$RES/native.csv" "$RES/xcuda.csv" >"$RES/bench.csv"
+# pair_table RATIO_NAME <PAIRS.csv: pair's rows as a table.
+pair_table() {
+	awk -F, -v r="$1" '
+	function human(n) {
+		if (n == 0) return "-"
+		if (n >= 1048576) return n / 1048576 "M"
+		if (n >= 1024) return n / 1024 "K"
+		return n
+	}
+	NR == 1 {
+		printf "%-14s %6s %5s %12s %12s %8s  %s\n", "metric", "size",
+		       "unit", $4, $5, r, "better"
+		next
+	}
+	{
+		better = ($3 ~ /\/s$/) ? "higher" : "lower"
+		printf "%-14s %6s %5s %12.4g %12.4g %8.3f  %s\n", $1, human($2),
+		       $3, $4, $5, $6, better
+	}'
+}
 
-awk -F, '
-function human(n) {
-	if (n == 0) return "-"
-	if (n >= 1048576) return n / 1048576 "M"
-	if (n >= 1024) return n / 1024 "K"
-	return n
-}
-NR == 1 {
-	printf "%-14s %6s %5s %12s %12s %8s  %s\n", "metric", "size", "unit",
-	       "native", "xcuda", "x/n", "better"
-	next
-}
-{
-	better = ($3 ~ /\/s$/) ? "higher" : "lower"
-	printf "%-14s %6s %5s %12.4g %12.4g %8.3f  %s\n", $1, human($2), $3,
-	       $4, $5, $6, better
-}' "$RES/bench.csv" | tee "$RES/bench.txt"
+pair "$RES/native.csv" "$RES/xcuda.csv" native xcuda >"$RES/bench.csv"
+pair_table x/n <"$RES/bench.csv" | tee "$RES/bench.txt"
 {
 	echo "cpu: the application process; the xcuda worker used $wcpu s more"
 	echo "(medians of each row's repetitions; ratio = xcuda / native; $(date -u +%FT%TZ))"
@@ -226,15 +237,7 @@ NR == 1 {
 
 [ "$up" != 0 ] || exit 0
 # The upstream pass against the local one, row by row.
-awk -F, '
-NR == FNR { if (FNR > 1) loc[$1 "," $2] = $3; next }
-FNR == 1 { print "metric,size_bytes,unit,local,upstream,ratio"; next }
-{
-	k = $1 "," $2
-	if (!(k in loc) || loc[k] == 0) { bad = 1; next }
-	printf "%s,%s,%s,%s,%s,%.3f\n", $1, $2, $4, loc[k], $3, $3 / loc[k]
-}
-END { exit bad }' "$RES/xcuda.csv" "$RES/upstream.csv" >"$RES/upstream-pairs.csv"
+pair "$RES/xcuda.csv" "$RES/upstream.csv" local upstream >"$RES/upstream-pairs.csv"
 # The targets: launch plus synchronise within 2x of local, and each
 # 64 MiB copy between pageable or pinned memory and the device at least
 # 0.9x of raw loopback TCP.
@@ -252,23 +255,7 @@ $2 == 67108864 && $1 ~ /^(pinned|pageable)_(h2d|d2h)$/ && raw > 0 {
 }' "$RES/upstream-pairs.csv" >"$RES/upstream-targets.csv"
 
 {
-	awk -F, '
-	function human(n) {
-		if (n == 0) return "-"
-		if (n >= 1048576) return n / 1048576 "M"
-		if (n >= 1024) return n / 1024 "K"
-		return n
-	}
-	NR == 1 {
-		printf "%-14s %6s %5s %12s %12s %8s  %s\n", "metric", "size",
-		       "unit", "local", "upstream", "u/l", "better"
-		next
-	}
-	{
-		better = ($3 ~ /\/s$/) ? "higher" : "lower"
-		printf "%-14s %6s %5s %12.4g %12.4g %8.3f  %s\n", $1, human($2),
-		       $3, $4, $5, $6, better
-	}' "$RES/upstream-pairs.csv"
+	pair_table u/l <"$RES/upstream-pairs.csv"
 	echo "tcp_raw: ${raw:-?} GB/s over loopback TCP, 64 MiB sends (tcp-raw.c)"
 	echo "targets:"
 	awk -F, '

@@ -426,6 +426,21 @@ void xd_up_rd_fini(struct xd_up_rd *r)
 	r->buf = NULL;
 }
 
+/* One recv() into @p that never waits: bytes, 0 at end of file, or -errno. */
+static ssize_t xd_up_rd_once(struct xd_up_rd *r, void *p, size_t len)
+{
+	ssize_t n = recv(r->fd, p, len, MSG_DONTWAIT);
+
+	r->calls++;
+	if (n < 0)
+		return -errno;
+	if (n > 0) {
+		r->last = xr_now_ns();
+		r->bytes += (uint64_t)n;
+	}
+	return n;
+}
+
 /* Bytes within @r->spin_ns, into the empty buffer: 1, or 0 if none came. */
 static int xd_up_rd_spin(struct xd_up_rd *r)
 {
@@ -435,16 +450,14 @@ static int xd_up_rd_spin(struct xd_up_rd *r)
 	if (!r->spin_ns || now - r->last > XD_UP_SPIN_RECENT_NS)
 		return 0;
 	do {
-		n = recv(r->fd, r->buf, r->cap, MSG_DONTWAIT);
-		r->calls++;
+		n = xd_up_rd_once(r, r->buf, r->cap);
 		if (n > 0) {
 			r->pos = 0;
 			r->end = (size_t)n;
-			r->bytes += (uint64_t)n;
-			r->last = xr_now_ns();
 			return 1;
 		}
-		if (!n || (errno != EAGAIN && errno != EINTR))
+		/* end of file or an error: the read says which */
+		if (n != -EAGAIN && n != -EINTR)
 			return 1;
 		xr_cpu_relax();
 	} while (xr_now_ns() < until);
@@ -479,17 +492,13 @@ static ssize_t xd_up_rd_recv(struct xd_up_rd *r, void *p, size_t len,
 	int w;
 
 	for (;;) {
-		n = recv(r->fd, p, len, MSG_DONTWAIT);
-		r->calls++;
-		if (n > 0) {
-			r->last = xr_now_ns();
-			r->bytes += (uint64_t)n;
+		n = xd_up_rd_once(r, p, len);
+		if (n > 0)
 			return n;
-		}
 		if (!n)
 			return -EPIPE;
-		if (errno != EAGAIN && errno != EINTR)
-			return -errno;
+		if (n != -EAGAIN && n != -EINTR)
+			return n;
 		r->calls++;
 		w = xd_up_poll(r->fd, POLLIN, stall_ms);
 		if (w < 0)

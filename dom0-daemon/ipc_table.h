@@ -16,6 +16,7 @@
 /* Domains: the transport in the high half, its identity in the low. */
 #define XD_DOMAIN_LOCAL		(1ull << 32)	/* | the peer's uid */
 #define XD_DOMAIN_XEN		(2ull << 32)	/* | the domain id */
+#define XD_DOMAIN_RELAYED	(1ull << 63)	/* | xd_up_domain()'s hash */
 
 #define XD_IPC_HANDLE		64	/* cudaIpc{Mem,Event}Handle_t */
 #define XD_IPC_SLOTS		4096	/* entries in the daemon's table */

@@ -165,6 +165,11 @@ static int xd_relay_open(struct xd_relay *r, const struct xd_upstream *up)
 	}
 	memset(&o, 0, sizeof(o));
 	o.arena_size = r->c->arena_size;
+	/* Where the guest's domain is not known, nothing is shared. */
+	if (up->origin && r->c->domain) {
+		memcpy(o.origin, up->origin, sizeof(o.origin));
+		o.domain = r->c->domain;
+	}
 	/* Thrice within our timeout: one lost or late is no alarm. */
 	o.alive_ms = r->timeout_ns ? (uint32_t)(r->timeout_ns / 3000000u) : 0;
 	if (o.alive_ms > XD_UP_HEARTBEAT_MS)

@@ -20,6 +20,8 @@
 struct xd_upstream {
 	const char *addr;		/* HOST:PORT of the server */
 	const struct xd_up_key *key;
+	/* This daemon's random id: with a domain, whose guest a session is. */
+	const uint8_t *origin;
 };
 
 /*

@@ -681,10 +681,11 @@ int xd_tcp_accept(int fd, struct xd_chan *c, const struct xd_tcp_conf *conf,
 	c->arena_size = size;
 	c->session = session_id;
 	/*
-	 * Unknown (ipc_table.h): the relay proved the key, not who its
-	 * guest is, so no IPC handle opens across its sessions.
+	 * The relay proved the key, so it is trusted to say whose guest
+	 * this is: its sessions for one domain share IPC handles and pool
+	 * exports (ipc_table.h), and none of another relay or domain.
 	 */
-	c->domain = 0;
+	c->domain = xd_up_domain(conf->key, o.origin, o.domain);
 	c->flags = XD_CHAN_REMOTE;
 	c->priv = t;
 	return 0;

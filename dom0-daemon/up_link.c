@@ -24,6 +24,7 @@
 
 #include "common/env.h"
 #include "common/ring_wait.h"
+#include "ipc_table.h"
 #include "up_link.h"
 
 /* Pieces up to this size are copied into the write buffer. */
@@ -132,6 +133,23 @@ int xd_up_mac_ok(const struct xd_up_key *k, const char *label,
 	ok = !CRYPTO_memcmp(want, mac, XCUDA_UP_MAC);
 	OPENSSL_cleanse(want, sizeof(want));
 	return ok;
+}
+
+uint64_t xd_up_domain(const struct xd_up_key *k,
+		      const uint8_t origin[XCUDA_UP_ORIGIN], uint64_t domain)
+{
+	uint8_t a[XCUDA_UP_NONCE] = { 0 }, b[XCUDA_UP_NONCE] = { 0 };
+	uint8_t mac[XCUDA_UP_MAC];
+	uint64_t h;
+
+	if (!domain)
+		return 0;
+	memcpy(a, origin, XCUDA_UP_ORIGIN);
+	memcpy(a + XCUDA_UP_ORIGIN, &domain, sizeof(domain));
+	if (xd_up_mac(k, XD_UP_LABEL_DOMAIN, a, b, mac))
+		return 0;
+	memcpy(&h, mac, sizeof(h));
+	return XD_DOMAIN_RELAYED | (h & ~XD_DOMAIN_RELAYED);
 }
 
 int xd_up_nonce(uint8_t out[XCUDA_UP_NONCE])

@@ -54,6 +54,7 @@ void xd_up_key_wipe(struct xd_up_key *k);
 
 #define XD_UP_LABEL_SERVER	"xcuda-up server"
 #define XD_UP_LABEL_RELAY	"xcuda-up relay"
+#define XD_UP_LABEL_DOMAIN	"xcuda-up domain"
 
 /* HMAC-SHA256(key, @label | @a | @b), the nonces: 0, or -1. */
 int xd_up_mac(const struct xd_up_key *k, const char *label,
@@ -64,6 +65,14 @@ int xd_up_mac_ok(const struct xd_up_key *k, const char *label,
 		 const uint8_t a[XCUDA_UP_NONCE],
 		 const uint8_t b[XCUDA_UP_NONCE],
 		 const uint8_t mac[XCUDA_UP_MAC]);
+/*
+ * The IPC domain (ipc_table.h) of a relayed session whose relay names
+ * @domain of the relay @origin: XD_DOMAIN_RELAYED and 63 bits of
+ * HMAC-SHA256(key, "xcuda-up domain" | origin | domain), so that equal
+ * pairs meet and no other; 0 (nothing shared) for @domain 0.
+ */
+uint64_t xd_up_domain(const struct xd_up_key *k,
+		      const uint8_t origin[XCUDA_UP_ORIGIN], uint64_t domain);
 /* A fresh nonce from getrandom(): 0, or a negative errno. */
 int xd_up_nonce(uint8_t out[XCUDA_UP_NONCE]);
 

@@ -69,6 +69,7 @@ struct xd_daemon {
 	const char *upstream_addr;	/* --upstream: the relay's server */
 	const char *key_path;
 	struct xd_up_key key;
+	uint8_t origin[XCUDA_UP_ORIGIN];	/* drawn once, with the key */
 	int tfd;		/* the TCP listening socket, or -1 */
 };
 
@@ -395,7 +396,7 @@ static int xd_serve(struct xd_daemon *d, struct xd_chan *c,
 		    const char *dev_up)
 {
 	const char *addr = dev_up && *dev_up ? dev_up : d->upstream_addr;
-	struct xd_upstream up = { addr, &d->key };
+	struct xd_upstream up = { addr, &d->key, d->origin };
 
 	if (!addr)
 		return xd_worker_run(c);
@@ -556,6 +557,7 @@ static void xd_accept_tcp(struct xd_daemon *d)
 /* Reads the key and opens the TCP side of the upstream link, if any. */
 static int xd_upstream_start(struct xd_daemon *d)
 {
+	uint8_t id[XCUDA_UP_NONCE];
 	char why[160];
 
 	d->tfd = -1;
@@ -565,6 +567,11 @@ static int xd_upstream_start(struct xd_daemon *d)
 		xd_log(XD_LOG_ERROR, "key %s: %s", d->key_path, why);
 		return -1;
 	}
+	if (xd_up_nonce(id)) {
+		xd_log(XD_LOG_ERROR, "cannot draw the daemon's id");
+		return -1;
+	}
+	memcpy(d->origin, id, sizeof(d->origin));
 	if (d->upstream_addr) {
 		char host[256], port[16];
 

@@ -18,7 +18,8 @@
  *   server -> relay   struct xcuda_up_chal     (nonce_s,
  *                     HMAC(key, "xcuda-up server" | nonce_r | nonce_s))
  *   relay  -> server  struct xcuda_up_open     (HMAC(key, "xcuda-up relay"
- *                     | nonce_s | nonce_r), the session's arena size)
+ *                     | nonce_s | nonce_r), the session's arena size,
+ *                     whose guest it is)
  *   server -> relay   struct xcuda_up_welcome  (status, session id)
  *
  * A server that finds a wrong MAC answers the welcome with -EACCES and
@@ -61,11 +62,12 @@
 #include "xcuda/proto.h"
 
 #define XCUDA_UP_MAGIC		0x70756378u	/* "xcup" */
-#define XCUDA_UP_VERSION	1
+#define XCUDA_UP_VERSION	2
 #define XCUDA_UP_NONCE		32
 #define XCUDA_UP_MAC		32	/* HMAC-SHA256 */
 #define XCUDA_UP_KEY_MIN	32
 #define XCUDA_UP_KEY_MAX	1024
+#define XCUDA_UP_ORIGIN		16
 #define XCUDA_UP_REQ_MAGIC	0x71657278u	/* "xreq" */
 #define XCUDA_UP_RSP_MAGIC	0x70737278u	/* "xrsp" */
 #define XCUDA_UP_DATA_MAGIC	0x74616478u	/* "xdat": no answer */
@@ -95,6 +97,14 @@ struct xcuda_up_open {
 	 * one; 0: never (the relay waits forever).
 	 */
 	uint32_t alive_ms;
+	/*
+	 * Whose guest: the relay's own random id, drawn when it starts, and
+	 * its name for the guest's domain (0: none).  The server opens IPC
+	 * handles and pool exports only between sessions that name the same
+	 * pair, so a guest's processes share them as they would on one host.
+	 */
+	uint8_t origin[XCUDA_UP_ORIGIN];
+	uint64_t domain;
 };
 
 struct xcuda_up_welcome {
@@ -123,6 +133,7 @@ struct xcuda_up_ext {
 	uint64_t rows;		/* not 0 */
 };
 
+_Static_assert(sizeof(struct xcuda_up_open) == 72, "xcuda_up_open");
 _Static_assert(sizeof(struct xcuda_up_req) == 8 + sizeof(struct xcuda_request),
 	       "xcuda_up_req");
 _Static_assert(sizeof(struct xcuda_up_rsp) ==

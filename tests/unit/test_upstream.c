@@ -31,6 +31,7 @@
 
 #include "xcuda/hash.h"
 #include "xcuda/upstream.h"
+#include "dom0-daemon/ipc_table.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/transport_tcp.h"
 #include "dom0-daemon/up_link.h"
@@ -391,8 +392,9 @@ static int closes(int fd)
  * The relay's half of the handshake on @fd: 0 with the welcome in *@w,
  * or a negative errno; @bad_mac sends a wrong MAC.
  */
-static int handshake_alive(int fd, uint64_t arena, int bad_mac,
-			   uint32_t alive_ms, struct xcuda_up_welcome *w)
+static int handshake_as(int fd, uint64_t arena, int bad_mac,
+			uint32_t alive_ms, const uint8_t *origin,
+			uint64_t domain, struct xcuda_up_welcome *w)
 {
 	struct xcuda_up_hello h = { XCUDA_UP_MAGIC, XCUDA_UP_VERSION, { 0 } };
 	struct xcuda_up_chal ch;
@@ -413,8 +415,17 @@ static int handshake_alive(int fd, uint64_t arena, int bad_mac,
 		o.mac[7] ^= 1;
 	o.arena_size = arena;
 	o.alive_ms = alive_ms;
+	if (origin)
+		memcpy(o.origin, origin, sizeof(o.origin));
+	o.domain = domain;
 	ret = xd_up_write_all(fd, &o, sizeof(o));
 	return ret ? ret : rd(fd, w, sizeof(*w));
+}
+
+static int handshake_alive(int fd, uint64_t arena, int bad_mac,
+			   uint32_t alive_ms, struct xcuda_up_welcome *w)
+{
+	return handshake_as(fd, arena, bad_mac, alive_ms, NULL, 0, w);
 }
 
 static int handshake(int fd, uint64_t arena, int bad_mac,
@@ -882,13 +893,16 @@ struct hs {
 	int fd;
 	int ret;
 	struct xcuda_up_welcome w;
+	const uint8_t *origin;
+	uint64_t domain;
 };
 
 static void *hs_relay(void *arg)
 {
 	struct hs *h = arg;
 
-	h->ret = handshake_alive(h->fd, 1u << 20, 0, 100, &h->w);
+	h->ret = handshake_as(h->fd, 1u << 20, 0, 100, h->origin, h->domain,
+			      &h->w);
 	return NULL;
 }
 
@@ -916,7 +930,7 @@ static void check_chan(void)
 	struct xcuda_echo_args echo = { 0, 1, 0, 0 };
 	static uint8_t buf[1 << 16], in[1 << 16];
 	struct xd_chan c;
-	struct hs h = { -1, -1, { 0, 0, 0 } };
+	struct hs h = { -1, -1, { 0, 0, 0 }, NULL, 0 };
 	pthread_t th;
 	int sv[2], ret;
 	unsigned int i;
@@ -1069,6 +1083,64 @@ static void check_chan(void)
 }
 
 /* ---- the server against hostile relays ---- */
+
+/* The server's channel for a relay that names @origin and @domain. */
+static uint64_t domain_of(const uint8_t *origin, uint64_t domain)
+{
+	struct xd_tcp_conf conf = { &key, 0 };
+	struct hs h = { -1, -1, { 0, 0, 0 }, origin, domain };
+	struct xd_chan c;
+	uint64_t got = ~0ull;
+	pthread_t th;
+	int sv[2];
+
+	memset(&c, 0, sizeof(c));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return got;
+	h.fd = sv[1];
+	pthread_create(&th, NULL, hs_relay, &h);
+	if (!xd_tcp_accept(sv[0], &c, &conf, 0x1d0u)) {
+		got = c.domain;
+		c.ops->close(&c);
+	} else {
+		close(sv[0]);
+	}
+	pthread_join(th, NULL);
+	close(sv[1]);
+	return h.ret || h.w.status ? ~0ull : got;
+}
+
+/*
+ * Whose guest a relayed session is: the relay's id and its domain, kept
+ * apart from every other pair and from the server's own guests.
+ */
+static void check_domains(void)
+{
+	static const uint8_t o1[XCUDA_UP_ORIGIN] = { 1, 2, 3 };
+	static const uint8_t o2[XCUDA_UP_ORIGIN] = { 1, 2, 4 };
+	uint64_t a = domain_of(o1, XD_DOMAIN_XEN | 5);
+	uint64_t b = domain_of(o1, XD_DOMAIN_XEN | 5);
+	uint64_t c = domain_of(o1, XD_DOMAIN_XEN | 6);
+	uint64_t d = domain_of(o2, XD_DOMAIN_XEN | 5);
+	uint64_t z = domain_of(o1, 0);
+	struct xd_up_key other = key;
+
+	CHECK_MSG(a != ~0ull && a == b, "domains: one relay's domain is one "
+		  "domain on the server", "%#llx %#llx",
+		  (unsigned long long)a, (unsigned long long)b);
+	CHECK_MSG((a & XD_DOMAIN_RELAYED) && a != c && a != d && c != d,
+		  "domains: another domain or another relay is another domain",
+		  "%#llx %#llx %#llx", (unsigned long long)a,
+		  (unsigned long long)c, (unsigned long long)d);
+	CHECK_MSG(z == 0, "domains: a relay that names none shares nothing",
+		  "%#llx", (unsigned long long)z);
+	CHECK(a == xd_up_domain(&key, o1, XD_DOMAIN_XEN | 5) &&
+	      !xd_up_domain(&key, o1, 0),
+	      "domains: the server's hash, as documented");
+	other.bytes[0] ^= 1;
+	CHECK(xd_up_domain(&other, o1, XD_DOMAIN_XEN | 5) != a,
+	      "domains: keyed: another key, another domain");
+}
 
 static void check_bad_handshakes(void)
 {
@@ -1491,6 +1563,7 @@ int main(void)
 	check_key_checks();
 	check_spans();
 	check_chan();
+	check_domains();
 
 	port = free_port();
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);

@@ -38,18 +38,22 @@ void *xd_drv_sym(const char *name)
 
 /* A driver function by its symbol, typed as the header declares it. */
 /*
- * The images of loaded modules: the driver may read one until its module
- * is unloaded (lazy loading).  A worker serves one session.
+ * The images of loaded modules, and the JIT options they were loaded
+ * with: with lazy loading, the driver may read the image, and write the
+ * logs and their sizes, until the module is unloaded.  A worker serves
+ * one session.
  */
 struct xd_drv_image {
 	CUmodule m;
 	uint8_t *image;
+	struct xd_jit *jit;	/* or NULL */
 	struct xd_drv_image *next;
 };
 
 static struct xd_drv_image *xd_images;
 
-static int xd_image_keep(CUmodule m, uint8_t *image)
+/* @image and @jit belong to @m's record from now on. */
+static int xd_image_keep(CUmodule m, uint8_t *image, struct xd_jit *jit)
 {
 	struct xd_drv_image *i = malloc(sizeof(*i));
 
@@ -57,6 +61,7 @@ static int xd_image_keep(CUmodule m, uint8_t *image)
 		return -1;
 	i->m = m;
 	i->image = image;
+	i->jit = jit;
 	i->next = xd_images;
 	xd_images = i;
 	return 0;
@@ -70,6 +75,10 @@ static void xd_image_drop(CUmodule m)
 		if (i->m == m) {
 			*pp = i->next;
 			free(i->image);
+			if (i->jit) {
+				xd_jit_free(i->jit);
+				free(i->jit);
+			}
 			free(i);
 			return;
 		}
@@ -112,7 +121,8 @@ int xd_op_drv_init(struct xd_session *s, const struct xcuda_drv_init_args *a,
 /*
  * A module of the image at @e, loaded from a private copy that stays
  * until it is unloaded, with the JIT options @j (NULL: none): its handle
- * in *@module.
+ * in *@module.  On success @j stays with the module, like the copy;
+ * otherwise it is still the caller's.
  */
 static int xd_module_load(struct xd_session *s, const struct xcuda_extent *e,
 			  struct xd_jit *j, uint32_t *module)
@@ -145,14 +155,16 @@ static int xd_module_load(struct xd_session *s, const struct xcuda_extent *e,
 		free(image);
 		return err;
 	}
-	if (xd_image_keep(m, image)) {
-		free(image);
-		xd_drv_module_unload(m);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
 	if (xd_object_add(&s->objects[XD_H_CUMODULE], m, s->device, 0,
 			  module)) {
 		xd_drv_module_unload(m);
+		free(image);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (xd_image_keep(m, image, j)) {
+		xd_htab_del(&s->objects[XD_H_CUMODULE], *module);
+		xd_drv_module_unload(m);
+		free(image);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	return 0;
@@ -175,17 +187,24 @@ int xd_op_drv_module_load_ex(struct xd_session *s,
 			     struct xcuda_drv_module_load_ex_res *r,
 			     struct xd_call *call)
 {
-	struct xd_jit j;
+	struct xd_jit *j;
 	int err, lerr;
 
 	(void)call;
 	if (a->rsvd)
 		return CUDA_ERROR_INVALID_VALUE;
-	err = xd_jit_get(s, &j, a->nopts, &a->opts);
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	err = xd_jit_get(s, j, a->nopts, &a->opts);
 	if (!err)
-		err = xd_module_load(s, &a->image, &j, &r->module);
-	lerr = a->logs.len ? xd_jit_put_logs(s, &j, &a->logs) : 0;
-	xd_jit_free(&j);
+		err = xd_module_load(s, &a->image, j, &r->module);
+	/* A loaded module keeps @j, which is alive until its unload. */
+	lerr = a->logs.len ? xd_jit_put_logs(s, j, &a->logs) : 0;
+	if (err) {
+		xd_jit_free(j);
+		free(j);
+	}
 	return err ? err : lerr;
 }
 

@@ -7,7 +7,8 @@
 #   make rig-pack   the rig for a GPU host, packed with QEMU (on Debian 12)
 #   make check-xen-gpu RIG_PACK=FILE  that rig on a GPU host: a DomU's
 #                   programs end on its GPU, compared with native runs
-#   make check-gpu  the CUDA programs and the frameworks (PyTorch, and CuPy
+#   make check-gpu  the CUDA programs (through `local` and through the
+#                   upstream link) and the frameworks (PyTorch, and CuPy
 #                   with CUPY_SDIST=its sdist) natively and through xcuda
 #                   (GPU host)
 #   make check-samples SAMPLES=DIR   NVIDIA's cuda-samples (a checkout in
@@ -440,6 +441,8 @@ CUPY_SDIST ?=
 check-gpu: deps
 	$(MAKE) all
 	tests/cuda/run-compare.sh --gpu $(B)
+	OUT=$(B)/results/cuda-upstream tests/cuda/run-compare.sh --gpu \
+		--upstream $(B)
 	tests/frameworks/run-frameworks.sh $(B)
 	@if [ -z "$(CUPY_SDIST)" ]; then \
 		echo "SKIP cupy: no CUPY_SDIST (CuPy's sdist: pip download" \

@@ -69,6 +69,9 @@ run_suite exports tests/unit/exports-test.sh "$B"
 run_suite docs make -s --no-print-directory B="$B" check-docs
 run_suite gen-calls tests/unit/gen-calls-test.sh "$B"
 run_suite cuda-cpu tests/cuda/run-compare.sh --cpu "$B"
+# The same through the upstream link: a relay in front of a GPU server.
+run_suite cuda-cpu-upstream env OUT="$B/results/cuda-upstream" \
+	tests/cuda/run-compare.sh --cpu --upstream "$B"
 # PyTorch natively and through xcuda: a GPU's (a clear SKIP without).
 run_suite frameworks tests/frameworks/run-frameworks.sh "$B"
 run_suite bench-smoke tests/bench/smoke-test.sh "$B"

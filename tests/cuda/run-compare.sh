@@ -3,13 +3,17 @@
 #
 # Run every CUDA test program natively and through xcuda, and compare.
 #
-#   tests/cuda/run-compare.sh [--gpu|--cpu] BUILD [PROGRAM...]
+#   tests/cuda/run-compare.sh [--gpu|--cpu] [--upstream] BUILD [PROGRAM...]
 #
 #   --gpu    (default) needs an NVIDIA GPU: without one (nvidia-smi -L finds
 #            none) print "SKIP: no GPU ..." and exit 0.
 #   --cpu    run the same comparison on any machine.  Without a GPU every
 #            program fails at its first CUDA call, and must fail the same
 #            way through xcuda (this is what CI runs).
+#   --upstream  the xcuda runs go through the upstream link: their
+#            xcudad relays every session (--upstream) to a second xcudad
+#            listening on a free port of 127.0.0.1 (--listen), with a
+#            fresh key, as a GPU-less host's guests reach a GPU server.
 #   BUILD    the build directory: BUILD/lib/libcudart.so.13 (xcuda's
 #            runtime) and BUILD/bin/xcudad (the daemon).  The programs are
 #            built into BUILD/tests/cuda.
@@ -27,6 +31,7 @@
 # started first (with the real runtime: LD_LIBRARY_PATH unset), the script
 # waits for the socket to appear, restarts it if it dies during a program,
 # and kills it on exit.  A program during which the daemon dies FAILs.
+# With --upstream, the same holds for the pair of daemons.
 #
 # Results (each program's NAME.native.out/.err, NAME.xcuda.out/.err,
 # NAME.diff for failures, xcudad.log, summary.txt) go to $OUT if set, else
@@ -43,11 +48,16 @@ usage() {
 }
 
 mode=gpu
-case "${1:-}" in
---gpu) mode=gpu; shift ;;
---cpu) mode=cpu; shift ;;
--h | --help) usage ;;
-esac
+upstream=0
+while :; do
+	case "${1:-}" in
+	--gpu) mode=gpu; shift ;;
+	--cpu) mode=cpu; shift ;;
+	--upstream) upstream=1; shift ;;
+	-h | --help) usage ;;
+	*) break ;;
+	esac
+done
 [ $# -ge 1 ] || usage
 BUILD=$1
 shift
@@ -114,19 +124,24 @@ SOCK=$TMP/xcudad.sock
 LOG=$RESULTS/xcudad.log
 : >"$LOG"
 daemon_pid=
+server_pid=
+
+# stop_pid PID: asks, gives it a moment to exit cleanly, then insists.
+stop_pid() {
+	kill "$1" 2>/dev/null
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
 
 stop_daemon() {
-	if [ -n "$daemon_pid" ]; then
-		kill "$daemon_pid" 2>/dev/null
-		# give it a moment to exit cleanly, then insist
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			kill -0 "$daemon_pid" 2>/dev/null || break
-			sleep 0.2
-		done
-		kill -9 "$daemon_pid" 2>/dev/null
-		wait "$daemon_pid" 2>/dev/null
-		daemon_pid=
-	fi
+	[ -n "$daemon_pid" ] && stop_pid "$daemon_pid"
+	[ -n "$server_pid" ] && stop_pid "$server_pid"
+	daemon_pid=""
+	server_pid=""
 }
 
 cleanup() {
@@ -139,35 +154,79 @@ trap 'exit 143' TERM
 
 # A dead child stays a zombie until waited for, and kill -0 succeeds on a
 # zombie: look at its state too.
-daemon_alive() {
+pid_alive() {
 	local st
-	[ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null || return 1
-	st=$(sed 's/.*) //' "/proc/$daemon_pid/stat" 2>/dev/null | cut -c1)
+	[ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
 	[ "$st" != Z ]
 }
 
-start_daemon() {
-	rm -f "$SOCK"
-	echo "=== starting xcudad $(date -u +%FT%TZ)" >>"$LOG"
-	env -u LD_LIBRARY_PATH "$XCUDAD" --socket "$SOCK" \
-		>>"$LOG" 2>&1 </dev/null &
-	daemon_pid=$!
-	for _ in $(seq 300); do # 30 s
-		[ -e "$SOCK" ] && return 0
-		if ! daemon_alive; then
-			wait "$daemon_pid"
+daemon_alive() {
+	pid_alive "$daemon_pid" && { [ "$upstream" = 0 ] || pid_alive "$server_pid"; }
+}
+
+# wait_sock PID SOCKET: 0 once SOCKET exists, 1 if PID exited first or
+# 30 s passed (PID is then stopped).
+wait_sock() {
+	for _ in $(seq 300); do
+		[ -e "$2" ] && return 0
+		if ! pid_alive "$1"; then
+			wait "$1"
 			echo "$0: xcudad exited with status $? before creating" \
-				"$SOCK; its log:" >&2
+				"$2; its log:" >&2
 			tail -n 30 "$LOG" >&2
-			daemon_pid=
 			return 1
 		fi
 		sleep 0.1
 	done
-	echo "$0: xcudad did not create $SOCK within 30 s; its log:" >&2
+	echo "$0: xcudad did not create $2 within 30 s; its log:" >&2
 	tail -n 30 "$LOG" >&2
-	stop_daemon
+	stop_pid "$1"
 	return 1
+}
+
+# The GPU server of --upstream, on a free port (below Linux's ephemeral
+# ones): xcudad binds it before it makes its socket, and exits when the
+# port is taken, which is then tried again with another.
+start_server() {
+	local port
+	(umask 077 && head -c 48 /dev/urandom >"$TMP/up.key")
+	for _ in 1 2 3 4 5 6 7 8; do
+		port=$((20000 + RANDOM % 12000))
+		rm -f "$TMP/server.sock"
+		echo "=== starting the server xcudad on port $port" >>"$LOG"
+		env -u LD_LIBRARY_PATH "$XCUDAD" --no-xen \
+			--socket "$TMP/server.sock" --listen "127.0.0.1:$port" \
+			--key "$TMP/up.key" >>"$LOG" 2>&1 </dev/null &
+		server_pid=$!
+		if wait_sock "$server_pid" "$TMP/server.sock" 2>/dev/null; then
+			UP_ADDR=127.0.0.1:$port
+			return 0
+		fi
+		server_pid=
+		tail -n 3 "$LOG" | grep -q 'in use' || break
+	done
+	echo "$0: the upstream server xcudad did not start; its log:" >&2
+	tail -n 30 "$LOG" >&2
+	return 1
+}
+
+start_daemon() {
+	local up=()
+	rm -f "$SOCK"
+	if [ "$upstream" = 1 ]; then
+		start_server || return 1
+		up=(--no-xen --upstream "$UP_ADDR" --key "$TMP/up.key")
+	fi
+	echo "=== starting xcudad $(date -u +%FT%TZ)" >>"$LOG"
+	env -u LD_LIBRARY_PATH "$XCUDAD" --socket "$SOCK" ${up[@]+"${up[@]}"} \
+		>>"$LOG" 2>&1 </dev/null &
+	daemon_pid=$!
+	if ! wait_sock "$daemon_pid" "$SOCK"; then
+		daemon_pid=
+		stop_daemon
+		return 1
+	fi
 }
 
 start_daemon || exit 2
@@ -233,17 +292,20 @@ for name in "${programs[@]}"; do
 		run "$name" native
 	fi
 	if ! daemon_alive; then
-		[ -n "$daemon_pid" ] && wait "$daemon_pid" 2>/dev/null
-		daemon_pid=
+		stop_daemon
 		start_daemon || exit 2
 	fi
 	echo "=== $name" >>"$LOG"
 	run "$name" xcuda
 	daemon_note=
 	if ! daemon_alive; then
-		wait "$daemon_pid"
-		daemon_note="xcudad exited with status $? during $name"
-		daemon_pid=
+		if pid_alive "$daemon_pid"; then
+			daemon_note="the upstream server xcudad exited during $name"
+		else
+			wait "$daemon_pid"
+			daemon_note="xcudad exited with status $? during $name"
+		fi
+		stop_daemon
 	fi
 	# A daemon that dies while serving a program fails it, whatever the
 	# output says.

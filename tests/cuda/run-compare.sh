@@ -66,6 +66,12 @@ BUILD=$(cd "$BUILD" && pwd)
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TIMEOUT=${XCUDA_TEST_TIMEOUT:-120}
+# No JIT cache, for the native runs and the daemons alike: a PTX load's
+# information log is the compiler's when it compiles, and empty when the
+# cache of the user who runs it (root natively, the worker's elsewhere)
+# already holds the code, so driver_library's output would depend on
+# which runs came before.
+export CUDA_CACHE_DISABLE=1
 RESULTS=${OUT:-$BUILD/results/cuda}
 BIN=$BUILD/tests/cuda
 XCUDAD=$BUILD/bin/xcudad

@@ -40,6 +40,12 @@ B=$(cd "$1" && pwd) || exit 2
 PACK=$(readlink -f "$2")
 [ -f "$PACK" ] || { echo "$0: no pack at $2 (make rig-pack on a Debian 12 machine)" >&2; exit 2; }
 TIMEOUT=${XCUDA_RIG_TIMEOUT:-1500}
+# No JIT cache, for the native runs and the daemons alike: a PTX load's
+# information log is the compiler's when it compiles, and empty when the
+# cache of the user who runs it (root natively, the worker's elsewhere)
+# already holds the code, so driver_library's output would depend on
+# which runs came before.
+export CUDA_CACHE_DISABLE=1
 RES=${OUT:-$B/results/xen-gpu}
 UP_PORT=7701
 WEB_PORT=7702

@@ -21,7 +21,13 @@
  *  - a relay with another key and a server without the key: refused,
  *    the guest's session fails at once with a clear error;
  *  - a server worker stopped (the relay's timeout), killed, and the
- *    whole server killed: the guest's next call fails promptly, no hang.
+ *    whole server killed: the guest's next call fails promptly, no hang;
+ *  - graph copies (up_graph.h): a copy side's spans and the relay's
+ *    table; the channel's GEXT frame before an answer, a PUT frame's
+ *    bytes landing except where a posted copy's are pending; hostile PUT
+ *    frames to the server and hostile GEXT frames to a relay (from a
+ *    fake server with the key) ending only that session; the relay's
+ *    PUT before a GRAPH_LAUNCH of an exec it was told about, only then.
  */
 #include <arpa/inet.h>
 #include <sys/mman.h>
@@ -34,6 +40,7 @@
 #include "dom0-daemon/ipc_table.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/transport_tcp.h"
+#include "dom0-daemon/up_graph.h"
 #include "dom0-daemon/up_link.h"
 #include "dom0-daemon/up_spans.h"
 #include "daemon_harness.h"
@@ -889,6 +896,107 @@ static void check_spans(void)
 
 /* ---- the server's channel, here ---- */
 
+/* ---- graph copies' spans (up_graph.h) ---- */
+
+static void check_gspans(void)
+{
+	struct xd_up_span v[8], big[4];
+	struct xd_up_gside sd = { 1000, 0, 0, { 0, 0, 0 } };
+	struct xd_up_gtab t;
+	const struct xd_up_gent *e;
+	static struct xd_up_span many[XCUDA_UP_GEXT_MAX];
+	unsigned int n = 0, i;
+	int ret, ok;
+
+	/* 1D: one row, pitch and ysize not looked at. */
+	ret = xd_up_gside_spans(&sd, 300, 1, 1, 1u << 20, v, &n, 8);
+	CHECK_MSG(!ret && n == 1 && span_is(&v[0], 1000, 300, 300, 1),
+		  "graph spans: a 1D copy is one row", "ret %d n %u", ret, n);
+	/* 2D with a pitch and a position. */
+	n = 0;
+	sd = (struct xd_up_gside){ 1000, 64, 0, { 8, 2, 0 } };
+	ret = xd_up_gside_spans(&sd, 16, 3, 1, 1u << 20, v, &n, 8);
+	CHECK_MSG(!ret && n == 1 && span_is(&v[0], 1000 + 2 * 64 + 8, 16, 64,
+					     3),
+		  "graph spans: 2D rows at their pitch, from the position",
+		  "ret %d n %u", ret, n);
+	/* Rows that touch are one. */
+	n = 0;
+	sd = (struct xd_up_gside){ 0, 16, 0, { 0, 0, 0 } };
+	ret = xd_up_gside_spans(&sd, 16, 4, 1, 1u << 20, v, &n, 8);
+	CHECK_MSG(!ret && n == 1 && span_is(&v[0], 0, 64, 64, 1),
+		  "graph spans: rows that touch are one", "ret %d n %u", ret,
+		  n);
+	/* 3D, whole slices: evenly spaced, one span. */
+	n = 0;
+	sd = (struct xd_up_gside){ 4096, 32, 4, { 0, 0, 1 } };
+	ret = xd_up_gside_spans(&sd, 8, 4, 3, 1u << 20, v, &n, 8);
+	CHECK_MSG(!ret && n == 1 && span_is(&v[0], 4096 + 128, 8, 32, 12),
+		  "graph spans: 3D with whole slices is one span",
+		  "ret %d n %u", ret, n);
+	/* 3D, part of each slice: a span a slice. */
+	n = 0;
+	sd = (struct xd_up_gside){ 4096, 32, 8, { 4, 1, 0 } };
+	ret = xd_up_gside_spans(&sd, 8, 2, 3, 1u << 20, v, &n, 8);
+	CHECK_MSG(!ret && n == 3 && span_is(&v[0], 4096 + 36, 8, 32, 2) &&
+		  span_is(&v[2], 4096 + 36 + 2 * 256, 8, 32, 2),
+		  "graph spans: 3D with part of each slice, a span a slice",
+		  "ret %d n %u", ret, n);
+	/* Nothing to copy. */
+	n = 0;
+	ret = xd_up_gside_spans(&sd, 0, 2, 3, 1u << 20, v, &n, 8);
+	CHECK(!ret && !n, "graph spans: an empty copy has none");
+	/* Malformed or outside the arena. */
+	n = 0;
+	sd = (struct xd_up_gside){ (1u << 20) - 10, 0, 0, { 0, 0, 0 } };
+	ok = xd_up_gside_spans(&sd, 11, 1, 1, 1u << 20, v, &n, 8) == -EINVAL;
+	sd = (struct xd_up_gside){ 0, 8, 0, { 0, 0, 0 } };
+	ok = ok && xd_up_gside_spans(&sd, 16, 2, 1, 1u << 20, v, &n,
+				     8) == -EINVAL;
+	sd = (struct xd_up_gside){ 0, 64, 2, { 0, 0, 0 } };
+	ok = ok && xd_up_gside_spans(&sd, 16, 3, 2, 1u << 20, v, &n,
+				     8) == -EINVAL;
+	sd = (struct xd_up_gside){ 0, UINT64_MAX / 2, 4, { 0, 1, 0 } };
+	ok = ok && xd_up_gside_spans(&sd, 16, 2, 1, 1u << 20, v, &n,
+				     8) == -EINVAL;
+	sd = (struct xd_up_gside){ 0, 64, 2 + (1ull << 62), { 0, 0, 3 } };
+	ok = ok && xd_up_gside_spans(&sd, 16, 2, 1, 1u << 20, v, &n,
+				     8) == -EINVAL;
+	CHECK_MSG(ok && !n, "graph spans: past the arena, a pitch under the "
+		  "width, rows past a slice, overflows: -EINVAL", "n %u", n);
+	n = 0;
+	sd = (struct xd_up_gside){ 0, 32, 8, { 0, 0, 0 } };
+	CHECK(xd_up_gside_spans(&sd, 8, 2, 5, 1u << 20, big, &n, 4) ==
+	      -E2BIG, "graph spans: more than the cap: -E2BIG");
+
+	/* The relay's table. */
+	memset(&t, 0, sizeof(t));
+	ok = !xd_up_gtab_set(&t, 5, v, 2) && !xd_up_gtab_set(&t, 6, v, 3) &&
+	     (e = xd_up_gtab_find(&t, 5)) && e->n == 2 &&
+	     !memcmp(e->s, v, 2 * sizeof(*v)) && t.total == 5;
+	ok = ok && !xd_up_gtab_set(&t, 5, v + 1, 1) &&
+	     (e = xd_up_gtab_find(&t, 5)) && e->n == 1 &&
+	     !memcmp(e->s, v + 1, sizeof(*v)) && t.total == 4;
+	ok = ok && !xd_up_gtab_set(&t, 6, NULL, 0) &&
+	     !xd_up_gtab_find(&t, 6) && t.total == 1 && t.n == 1;
+	CHECK(ok, "graph table: set, replace, forget, with the total kept");
+	for (i = 0; i < XCUDA_UP_GEXT_MAX; i++)
+		many[i] = v[0];
+	ok = xd_up_gtab_set(&t, 7, many, XCUDA_UP_GEXT_MAX + 1) == -E2BIG &&
+	     !xd_up_gtab_find(&t, 7);
+	for (i = 0; ok && i < XCUDA_UP_GEXT_TOTAL / XCUDA_UP_GEXT_MAX - 1; i++)
+		ok = !xd_up_gtab_set(&t, 100 + i, many, XCUDA_UP_GEXT_MAX);
+	ok = ok && xd_up_gtab_set(&t, 99, many, XCUDA_UP_GEXT_MAX) == -E2BIG &&
+	     !xd_up_gtab_set(&t, 99, many, XCUDA_UP_GEXT_MAX - 1) &&
+	     t.total == XCUDA_UP_GEXT_TOTAL &&
+	     xd_up_gtab_set(&t, 5, many, 2) == -E2BIG &&
+	     !xd_up_gtab_find(&t, 5);
+	CHECK_MSG(ok, "graph table: an exec over XCUDA_UP_GEXT_MAX, or the "
+		  "table over XCUDA_UP_GEXT_TOTAL: -E2BIG", "total %u",
+		  t.total);
+	xd_up_gtab_fini(&t);
+}
+
 struct hs {
 	int fd;
 	int ret;
@@ -1069,7 +1177,108 @@ static void check_chan(void)
 		  "tcp channel: while a request runs, an empty frame every "
 		  "alive_ms (100 ms here)", "ret %d, %u frames", ret, i);
 
-	/* 7. Malformed: in_len that is not the extents'. */
+	/* 7. A graph's spans go to the relay before the answer. */
+	raw_req(&req, 0x7c9u, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0);
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	{
+		struct xd_up_span gs[2] = { { 4096, 100, 100, 1 },
+					    { 8192, 16, 32, 4 } };
+		struct xcuda_up_gext g;
+		struct xcuda_up_ext ge[2];
+
+		if (ret == 1)
+			ret = c.ops->graph_ext(&c, 9, gs, 2) ? -1 : 1;
+		reply_ok(&c, &got, 0);
+		if (ret == 1 && (rd(sv[1], &g, sizeof(g)) ||
+				 rd(sv[1], ge, sizeof(ge))))
+			ret = -2;
+		ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf,
+					     sizeof(buf)) : ret;
+		CHECK_MSG(!ret && g.magic == XCUDA_UP_GEXT_MAGIC &&
+			  g.exec == 9 && g.nr == 2 && !g.rsvd &&
+			  ge[0].off == 4096 && ge[0].width == 100 &&
+			  ge[0].rows == 1 && ge[1].off == 8192 &&
+			  ge[1].width == 16 && ge[1].pitch == 32 &&
+			  ge[1].rows == 4 && f.magic == XCUDA_UP_RSP_MAGIC &&
+			  f.rsp.id == req.hdr.id,
+			  "tcp channel: a GEXT frame (descriptions only) comes "
+			  "before the answer of its request", "ret %d", ret);
+	}
+
+	/* 8. A PUT before a launch: its bytes land, pending ones stay. */
+	memset(&mc, 0, sizeof(mc));
+	mc.dst = 40000;
+	mc.src = 0x7f0000000000ull;
+	mc.count = 100;
+	mc.dir = XCUDA_COPY_D2H;
+	mc.flags = XCUDA_COPY_ASYNC;
+	raw_req(&req, 0x7c9u, XCUDA_OP_MEMCPY, &mc, sizeof(mc));
+	req.hdr.flags = XCUDA_RF_POSTED;
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	memset(c.arena + 40000, 0xab, 100);	/* "the device wrote" */
+	reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf, sizeof(buf)) : -1;
+	memset(c.arena + 39900, 0xee, 100);
+	memset(c.arena + 40100, 0xee, 100);
+	memset(c.arena + 50000, 0xee, 200);
+	{
+		struct xcuda_graph_launch_args la = { 3, 0 };
+		struct xcuda_up_put pf = { XCUDA_UP_PUT_MAGIC, 2 };
+		struct xcuda_up_ext pe[2] = { { 39950, 200, 200, 1 },
+					      { 50000, 8, 64, 3 } };
+
+		memset(in, 0x5c, 200);
+		raw_req(&req, 0x7c9u, XCUDA_OP_GRAPH_LAUNCH, &la, sizeof(la));
+		req.hdr.flags = XCUDA_RF_POSTED;
+		if (!ret && (xd_up_write_all(sv[1], &pf, sizeof(pf)) ||
+			     xd_up_write_all(sv[1], &pe[0], sizeof(pe[0])) ||
+			     xd_up_write_all(sv[1], in, 200) ||
+			     xd_up_write_all(sv[1], &pe[1], sizeof(pe[1])) ||
+			     xd_up_write_all(sv[1], in, 24) ||
+			     send_frame(sv[1], &req, 0, NULL, 0)))
+			ret = -2;
+		ret = !ret ? c.ops->next(&c, &got, 2000) : ret;
+		for (i = 39900; ret == 1 && i < 40200; i++)
+			if (c.arena[i] != (i < 39950 || i >= 40150 ? 0xee :
+					   i >= 40000 && i < 40100 ? 0xab :
+					   0x5c))
+				ret = -1000 - (int)i;
+		for (i = 50000; ret == 1 && i < 50200; i++)
+			if (c.arena[i] != ((i - 50000) % 64 < 8 &&
+					   i < 50000 + 2 * 64 + 8 ? 0x5c :
+					   0xee))
+				ret = -100000 - (int)i;
+		CHECK_MSG(ret == 1 && got.hdr.op == XCUDA_OP_GRAPH_LAUNCH,
+			  "tcp channel: a PUT frame before a GRAPH_LAUNCH: its "
+			  "rows land, the gaps and a pending copy's bytes "
+			  "stay", "ret %d", ret);
+		/* The launch's copies wrote: a posted copy's bytes. */
+		if (ret == 1)
+			c.ops->note_out(&c, 50000, 8, 64, 3);
+		memset(c.arena + 50000, 0x6d, 8);
+		reply_ok(&c, &got, 0);
+		ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf,
+					     sizeof(buf)) : -1;
+		CHECK_MSG(!ret && !f.nr_out && f.rsp.id == req.hdr.id,
+			  "tcp channel: a posted launch's answer comes without "
+			  "the bytes its copies wrote", "ret %d nr_out %u",
+			  ret, f.nr_out);
+	}
+	raw_req(&req, 0x7c9u, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0);
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf, sizeof(buf)) : -1;
+	CHECK_MSG(!ret && f.nr_out == 2 && e[0].off == 40000 &&
+		  e[1].off == 50000 && e[1].width == 8 && e[1].pitch == 64 &&
+		  e[1].rows == 3 && buf[100] == 0x6d && buf[107] == 0x6d &&
+		  buf[108] == 0x5c,
+		  "tcp channel: ... they come with the next synchronous answer",
+		  "ret %d nr_out %u", ret, f.nr_out);
+
+	/* 9. Malformed: in_len that is not the extents'. */
 	raw_req(&req, 0x7c9u, XCUDA_OP_ECHO, &echo, sizeof(echo));
 	req.hdr.data_off = 8192;
 	req.hdr.data_len = 100;
@@ -1562,6 +1771,7 @@ int main(void)
 
 	check_key_checks();
 	check_spans();
+	check_gspans();
 	check_chan();
 	check_domains();
 

@@ -1387,6 +1387,64 @@ static void check_bad_handshakes(void)
 	      "... and logs the refusal with the peer's address");
 }
 
+/*
+ * A PUT frame on @fd, @nr extents from @e with @bytes bytes after each
+ * (0: width * rows), then a GRAPH_LAUNCH (unless @op is another).
+ */
+static int put_frame(int fd, uint32_t session, uint32_t nr,
+		     const struct xcuda_up_ext *e, uint64_t bytes, uint16_t op)
+{
+	struct xcuda_graph_launch_args la = { 1, 0 };
+	struct xcuda_up_put f = { XCUDA_UP_PUT_MAGIC, nr };
+	static uint8_t in[8192];
+	struct xcuda_request req;
+	uint32_t i;
+	int ret = xd_up_write_all(fd, &f, sizeof(f));
+
+	for (i = 0; i < nr && !ret; i++) {
+		ret = xd_up_write_all(fd, &e[i], sizeof(e[i]));
+		if (!ret)
+			ret = xd_up_write_all(fd, in, bytes ? bytes :
+					      e[i].width * e[i].rows);
+	}
+	if (ret || !op)
+		return ret;
+	raw_req(&req, session, op, &la, sizeof(la));
+	return send_frame(fd, &req, 0, NULL, 0);
+}
+
+/* Hostile PUT frames: 0 once sent. */
+static int put_hostile(int fd, int kind, uint32_t session)
+{
+	struct xcuda_up_ext e[2] = { { 4096, 64, 64, 1 },
+				     { (1u << 20) - 32, 64, 64, 1 } };
+
+	switch (kind) {
+	case 0:		/* no extents */
+		return put_frame(fd, session, 0, e, 0, XCUDA_OP_GRAPH_LAUNCH);
+	case 1: {	/* too many: the server stops at the count */
+		struct xcuda_up_put f = { XCUDA_UP_PUT_MAGIC,
+					  XCUDA_UP_GEXT_MAX + 1 };
+
+		return xd_up_write_all(fd, &f, sizeof(f));
+	}
+	case 2:		/* an extent past the arena */
+		return put_frame(fd, session, 2, e, 64, XCUDA_OP_GRAPH_LAUNCH);
+	case 3:		/* rows under their pitch */
+		e[0].rows = 2;
+		e[0].pitch = 32;
+		return put_frame(fd, session, 1, e, 0, XCUDA_OP_GRAPH_LAUNCH);
+	case 4:		/* truncated */
+		return put_frame(fd, session, 1, e, 10, 0) ||
+		       shutdown(fd, SHUT_WR);
+	case 5:		/* before another request */
+		return put_frame(fd, session, 1, e, 0, XCUDA_OP_ECHO);
+	default:	/* two in a row */
+		return put_frame(fd, session, 1, e, 0, 0) ||
+		       put_frame(fd, session, 1, e, 0, XCUDA_OP_GRAPH_LAUNCH);
+	}
+}
+
 /* One hostile frame after a correct handshake: the session must end. */
 static void hostile(const char *name, int kind, const char *log_needle)
 {
@@ -1427,6 +1485,9 @@ static void hostile(const char *name, int kind, const char *log_needle)
 			     !xd_up_write_all(fd, in, 1000) &&
 			     !shutdown(fd, SHUT_WR);
 			break;
+		default:	/* PUT frames (kind - 5: put_hostile) */
+			ok = !put_hostile(fd, kind - 5, w.session);
+			break;
 		}
 		ok = ok && closes(fd);
 	}
@@ -1456,6 +1517,39 @@ static void check_hostile_frames(void)
 		"(a truncated request)");
 	hostile("hostile frame, truncated bytes: that session ends", 4,
 		"(a truncated request)");
+
+	hostile("hostile PUT frame, no extents: that session ends", 5,
+		"(a graph's bytes: bad count)");
+	hostile("hostile PUT frame, more than XCUDA_UP_GEXT_MAX extents: that "
+		"session ends", 6, "(a graph's bytes: bad count)");
+	hostile("hostile PUT frame, an extent past the arena: that session "
+		"ends", 7, "(a graph's bytes: an extent outside the arena)");
+	hostile("hostile PUT frame, rows under their pitch: that session "
+		"ends", 8, "(a graph's bytes: an extent outside the arena)");
+	hostile("hostile PUT frame, truncated: that session ends", 9,
+		"(a truncated graph's bytes)");
+	hostile("hostile PUT frame, before a request other than GRAPH_LAUNCH: "
+		"that session ends", 10, "(bad magic)");
+	hostile("hostile PUT frames, two in a row: that session ends", 11,
+		"(bad magic)");
+
+	/* A well-formed PUT and its launch: answered, the session lives. */
+	fd = raw_session(1u << 20, &w);
+	ok = fd >= 0;
+	if (ok) {
+		struct xcuda_up_ext pe = { 4096, 100, 200, 3 };
+
+		ok = !put_frame(fd, w.session, 1, &pe, 0,
+				XCUDA_OP_GRAPH_LAUNCH) &&
+		     !read_answer(fd, &f, &e, 1, b, sizeof(b)) &&
+		     f.magic == XCUDA_UP_RSP_MAGIC &&
+		     f.rsp.op == XCUDA_OP_GRAPH_LAUNCH &&
+		     !raw_echo(fd, w.session, 0, 4096);
+	}
+	CHECK(ok, "a PUT frame before a GRAPH_LAUNCH: the launch is answered, "
+	      "the session lives");
+	if (fd >= 0)
+		close(fd);
 
 	/* Past the arena without bytes: the worker refuses the request. */
 	fd = raw_session(1u << 20, &w);
@@ -1588,6 +1682,255 @@ static void check_keyless_server(void)
 	CHECK(dlog_wait(&rel3, "the server does not know the key", 1, 5000),
 	      "... the relay logs why");
 	close(fk.lfd);
+	dmn_stop(&rel3, SIGTERM);
+}
+
+/* ---- graph extents from a server (a fake one with the key) ---- */
+
+struct gfake {
+	int lfd;
+	int kind;	/* 0: well-formed; else a hostile GEXT frame */
+	int ok;
+	char why[160];
+};
+
+/* The server's half of the handshake, granting the arena asked for. */
+static int gf_handshake(int fd)
+{
+	struct xcuda_up_welcome w = { 0, 0x5e5, 0 };
+	struct xcuda_up_hello h;
+	struct xcuda_up_chal ch;
+	struct xcuda_up_open o;
+
+	if (rd(fd, &h, sizeof(h)))
+		return -1;
+	memset(&ch, 0, sizeof(ch));
+	ch.magic = XCUDA_UP_MAGIC;
+	ch.version = XCUDA_UP_VERSION;
+	if (xd_up_nonce(ch.nonce) ||
+	    xd_up_mac(&key, XD_UP_LABEL_SERVER, h.nonce, ch.nonce, ch.mac) ||
+	    xd_up_write_all(fd, &ch, sizeof(ch)) || rd(fd, &o, sizeof(o)) ||
+	    !xd_up_mac_ok(&key, XD_UP_LABEL_RELAY, ch.nonce, h.nonce, o.mac))
+		return -1;
+	w.arena_size = o.arena_size;
+	return xd_up_write_all(fd, &w, sizeof(w));
+}
+
+/* The rest of a request frame after its magic, its bytes skipped. */
+static int gf_req_rest(int fd, struct xcuda_up_req *f)
+{
+	static uint8_t skip[4096];
+	uint32_t n;
+	int ret = rd(fd, (uint8_t *)f + 4, sizeof(*f) - 4);
+
+	for (n = 0; !ret && n < f->in_len; n += sizeof(skip))
+		ret = rd(fd, skip, f->in_len - n < sizeof(skip) ?
+			 f->in_len - n : sizeof(skip));
+	return ret;
+}
+
+static int gf_req(int fd, struct xcuda_up_req *f)
+{
+	int ret = rd(fd, &f->magic, 4);
+
+	if (!ret && f->magic != XCUDA_UP_REQ_MAGIC)
+		return -EPROTO;
+	return ret ? ret : gf_req_rest(fd, f);
+}
+
+static int gf_answer(int fd, const struct xcuda_up_req *f)
+{
+	struct xcuda_up_rsp r;
+
+	memset(&r, 0, sizeof(r));
+	r.magic = XCUDA_UP_RSP_MAGIC;
+	r.rsp.id = f->req.hdr.id;
+	r.rsp.op = f->req.hdr.op;
+	r.rsp.flags = f->req.hdr.flags;
+	return xd_up_write_all(fd, &r, sizeof(r));
+}
+
+static int gf_gext(int fd, uint32_t exec, uint32_t nr, uint32_t rsvd,
+		   const struct xcuda_up_ext *e, unsigned int ne)
+{
+	struct xcuda_up_gext g = { XCUDA_UP_GEXT_MAGIC, exec, nr, rsvd };
+
+	return xd_up_write_all(fd, &g, sizeof(g)) ||
+	       (ne && xd_up_write_all(fd, e, ne * sizeof(*e))) ? -1 : 0;
+}
+
+/* The GRAPH_LAUNCH of exec @exec, in the frame read (op, args). */
+static int gf_is_launch(const struct xcuda_up_req *f, uint32_t exec)
+{
+	struct xcuda_graph_launch_args la;
+
+	memcpy(&la, f->req.args, sizeof(la));
+	return f->req.hdr.op == XCUDA_OP_GRAPH_LAUNCH && la.graphExec == exec;
+}
+
+#define GF_FAIL(...) do {						\
+		snprintf(gf->why, sizeof(gf->why), __VA_ARGS__);		\
+		goto out;						\
+	} while (0)
+
+static void *gext_server(void *arg)
+{
+	static const struct xcuda_up_ext ok2[2] = { { 4096, 100, 100, 1 },
+						    { 8192, 16, 32, 4 } };
+	struct gfake *gf = arg;
+	struct pollfd p = { .fd = gf->lfd, .events = POLLIN };
+	struct xcuda_up_ext e[2] = { ok2[0], ok2[1] }, x;
+	struct xcuda_up_req f;
+	struct xcuda_up_put pf;
+	uint8_t row[128];
+	unsigned int i, k;
+	int fd = -1;
+
+	if (poll(&p, 1, 10000) != 1 || (fd = accept(gf->lfd, NULL, NULL)) < 0)
+		GF_FAIL("no connection");
+	if (gf_handshake(fd) || gf_req(fd, &f) ||
+	    f.req.hdr.op != XCUDA_OP_OPEN)
+		GF_FAIL("handshake or OPEN");
+	switch (gf->kind) {
+	case 0:
+		break;
+	case 1:		/* past the arena */
+		e[1].off = GARENA - 10;
+		gf->ok = !gf_gext(fd, 5, 2, 0, e, 2) && !gf_answer(fd, &f) &&
+			 closes(fd);
+		goto out;
+	case 2:		/* too many */
+		gf->ok = !gf_gext(fd, 5, XCUDA_UP_GEXT_MAX + 1, 0, e, 2) &&
+			 closes(fd);
+		goto out;
+	case 3:		/* reserved bits */
+		gf->ok = !gf_gext(fd, 5, 2, 1, e, 2) && !gf_answer(fd, &f) &&
+			 closes(fd);
+		goto out;
+	case 4:		/* rows under their pitch */
+		e[1].pitch = 8;
+		gf->ok = !gf_gext(fd, 5, 2, 0, e, 2) && !gf_answer(fd, &f) &&
+			 closes(fd);
+		goto out;
+	default:	/* truncated */
+		gf->ok = !gf_gext(fd, 5, 2, 0, e, 1) &&
+			 !shutdown(fd, SHUT_WR) && closes(fd);
+		goto out;
+	}
+	/* Exec 5's spans, then OPEN's answer. */
+	if (gf_gext(fd, 5, 2, 0, ok2, 2) || gf_answer(fd, &f))
+		GF_FAIL("cannot answer");
+	/* Its launch: a PUT with the guest's bytes first. */
+	if (rd(fd, &pf, sizeof(pf)) || pf.magic != XCUDA_UP_PUT_MAGIC ||
+	    pf.nr != 2)
+		GF_FAIL("no PUT before the launch (magic %#x nr %u)", pf.magic,
+			pf.nr);
+	for (i = 0; i < 2; i++) {
+		if (rd(fd, &x, sizeof(x)) || memcmp(&x, &ok2[i], sizeof(x)))
+			GF_FAIL("PUT extent %u is not the one announced", i);
+		for (k = 0; k < x.rows; k++) {
+			if (rd(fd, row, x.width))
+				GF_FAIL("PUT rows");
+			if (row[0] != (uint8_t)(x.off + k * x.pitch) ||
+			    row[x.width - 1] !=
+			    (uint8_t)(x.off + k * x.pitch + x.width - 1))
+				GF_FAIL("PUT extent %u row %u: not the guest's "
+					"bytes", i, k);
+		}
+	}
+	if (gf_req(fd, &f) || !gf_is_launch(&f, 5) || gf_answer(fd, &f))
+		GF_FAIL("the launch does not follow its PUT");
+	/* Another exec's launch: nothing before it; then 5 is forgotten. */
+	if (gf_req(fd, &f) || !gf_is_launch(&f, 6))
+		GF_FAIL("a PUT for an exec never announced");
+	if (gf_gext(fd, 5, 0, 0, NULL, 0) || gf_answer(fd, &f))
+		GF_FAIL("cannot answer");
+	if (gf_req(fd, &f) || !gf_is_launch(&f, 5) || gf_answer(fd, &f))
+		GF_FAIL("a PUT for an exec forgotten");
+	/* CLOSE, or the relay hangs up. */
+	if (!gf_req(fd, &f))
+		gf_answer(fd, &f);
+	gf->ok = 1;
+out:
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static int g_launch(struct xc_transport *t, uint32_t exec)
+{
+	struct xcuda_graph_launch_args la = { exec, 0 };
+
+	return d_call(t, XCUDA_OP_GRAPH_LAUNCH, &la, sizeof(la), NULL, 0);
+}
+
+static void check_relay_graph(void)
+{
+	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
+	static const char *const names[] = {
+		NULL, "an extent past the arena",
+		"more than XCUDA_UP_GEXT_MAX extents", "reserved bits set",
+		"rows under their pitch", "truncated",
+	};
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct gfake gf = { -1, 0, 0, "" };
+	struct xcuda_open_res r;
+	struct xc_transport t;
+	socklen_t len = sizeof(a);
+	char addr[64];
+	pthread_t th;
+	uint8_t *p;
+	uint32_t i;
+	int st, k, before;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	gf.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE_MSG(gf.lfd >= 0 && !bind(gf.lfd, (struct sockaddr *)&a,
+					 sizeof(a)) && !listen(gf.lfd, 4) &&
+		    !getsockname(gf.lfd, (struct sockaddr *)&a, &len),
+		    "fake server", "%s", strerror(errno));
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(a.sin_port));
+	args[1] = addr;
+	REQUIRE_MSG(!dmn_start(&rel3, args, NULL), "relay to a fake server",
+		    "did not start");
+
+	pthread_create(&th, NULL, gext_server, &gf);
+	st = g_open(&t, &rel3) ? -1 : do_open(&t, &r);
+	if (!st) {
+		p = (uint8_t *)t.arena;
+		for (i = 0; i < 16384; i++)
+			p[i] = (uint8_t)i;
+		st = g_launch(&t, 5);
+		st = st ? st : g_launch(&t, 6);
+		st = st ? st : g_launch(&t, 5);
+	}
+	if (st != -1)
+		t.ops->close(&t);
+	pthread_join(th, NULL);
+	CHECK_MSG(!st && gf.ok, "relay: a GRAPH_LAUNCH of an exec the server "
+		  "announced is preceded by a PUT of the guest's bytes of its "
+		  "extents; none for another exec, none once it is forgotten",
+		  "status %d: %s", st, gf.why);
+
+	for (k = 1; k <= 5; k++) {
+		before = dlog_count(&rel3, "a graph's extents");
+		gf.kind = k;
+		gf.ok = 0;
+		gf.why[0] = 0;
+		pthread_create(&th, NULL, gext_server, &gf);
+		st = g_open(&t, &rel3) ? -1 : do_open(&t, &r);
+		if (st != -1)
+			t.ops->close(&t);
+		pthread_join(th, NULL);
+		CHECK_MSG(st == cudaErrorDevicesUnavailable && gf.ok &&
+			  dlog_wait(&rel3, "a graph's extents", before + 1,
+				    5000) && dmn_alive(&rel3),
+			  check_name("relay: a hostile GEXT frame (%s) ends "
+				     "that session only, with a clear error",
+				     names[k]),
+			  "status %d ok %d %s", st, gf.ok, gf.why);
+	}
+	close(gf.lfd);
 	dmn_stop(&rel3, SIGTERM);
 }
 
@@ -1792,6 +2135,7 @@ int main(void)
 	check_hostile_frames();
 	check_wrong_key();
 	check_keyless_server();
+	check_relay_graph();
 	check_vanishing();
 	check_logs();
 	CHECK_MSG(WIFEXITED(dmn_stop(&rel, SIGTERM)) &&

@@ -428,6 +428,10 @@ static int xd_gp_memset(struct xd_session *s, struct xd_gp *p)
 		      (unsigned __int128)w->extent[0] * w->elem;
 	if (end > UINT64_MAX)
 		return cudaErrorInvalidValue;
+	/* Relayed, only copies move host bytes at a launch. */
+	if (w->dst.where == XCUDA_GSIDE_ARENA &&
+	    xd_remote_refuse(s, "a graph memset of host memory"))
+		return cudaErrorNotSupported;
 	err = xd_side_ptr(s, &w->dst, (uint64_t)end, &dst);
 	if (err)
 		return err;

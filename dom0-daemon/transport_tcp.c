@@ -424,6 +424,19 @@ static int xd_tcp_send_pending(struct xd_tcp *t, struct xd_chan *c)
 	return ret;
 }
 
+/* Whether @s of device @dev is pending already, exactly. */
+static int xd_tcp_pending_has(const struct xd_tcp *t,
+			      const struct xd_up_span *s, uint16_t dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->npend; i++)
+		if (t->pend[i].dev == dev && !memcmp(&t->pend[i].s, s,
+						      sizeof(*s)))
+			return 1;
+	return 0;
+}
+
 static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 			       const struct xcuda_response *rsp, int more)
 {
@@ -437,6 +450,10 @@ static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 	if (rsp->flags & XCUDA_RF_POSTED) {
 		t->cur_noted = 0;
 		for (i = 0; i < t->ncur; i++) {
+			/* A graph launched again writes the same rows. */
+			if (t->op == XCUDA_OP_GRAPH_LAUNCH &&
+			    xd_tcp_pending_has(t, &t->cur[i].s, t->device))
+				continue;
 			if (xd_tcp_push(&t->pend, &t->npend, &t->cappend,
 					&t->cur[i].s, t->device))
 				return -ENOMEM;

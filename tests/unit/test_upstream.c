@@ -1265,6 +1265,16 @@ static void check_chan(void)
 			  "tcp channel: a posted launch's answer comes without "
 			  "the bytes its copies wrote", "ret %d nr_out %u",
 			  ret, f.nr_out);
+		/* Launched again: the same rows are pending once. */
+		raw_req(&req, 0x7c9u, XCUDA_OP_GRAPH_LAUNCH, &la, sizeof(la));
+		req.hdr.flags = XCUDA_RF_POSTED;
+		send_frame(sv[1], &req, 0, NULL, 0);
+		ret = c.ops->next(&c, &got, 2000);
+		if (ret == 1)
+			c.ops->note_out(&c, 50000, 8, 64, 3);
+		reply_ok(&c, &got, 0);
+		ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf,
+					     sizeof(buf)) : -1;
 	}
 	raw_req(&req, 0x7c9u, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0);
 	send_frame(sv[1], &req, 0, NULL, 0);
@@ -1275,7 +1285,8 @@ static void check_chan(void)
 		  e[1].off == 50000 && e[1].width == 8 && e[1].pitch == 64 &&
 		  e[1].rows == 3 && buf[100] == 0x6d && buf[107] == 0x6d &&
 		  buf[108] == 0x5c,
-		  "tcp channel: ... they come with the next synchronous answer",
+		  "tcp channel: ... they come with the next synchronous "
+		  "answer, once for two launches",
 		  "ret %d nr_out %u", ret, f.nr_out);
 
 	/* 9. Malformed: in_len that is not the extents'. */

@@ -53,7 +53,7 @@ struct xd_rg_exec {
 	unsigned int announced;	/* spans the relay holds for it */
 	struct xd_rg_node *v;
 	unsigned int n, cap;
-	struct xd_up_span *out;	/* XCUDA_UP_GEXT_MAX */
+	struct xd_up_span *out;	/* nout of them */
 	unsigned int nout;
 };
 
@@ -61,17 +61,23 @@ struct xd_rgraph {
 	struct xd_rg_exec *v;
 	unsigned int n, cap;
 	unsigned int total;	/* spans announced, all execs */
-	struct xd_up_span *in;	/* scratch: XCUDA_UP_GEXT_MAX */
+	/* Scratch, XCUDA_UP_GEXT_MAX each: an exec's in and out spans. */
+	struct xd_up_span *in, *out;
 };
 
 static struct xd_rgraph *xd_rg(struct xd_session *s)
 {
 	if (!s->rgraph) {
 		s->rgraph = calloc(1, sizeof(*s->rgraph));
-		if (s->rgraph)
+		if (s->rgraph) {
 			s->rgraph->in = malloc(XCUDA_UP_GEXT_MAX *
 					       sizeof(*s->rgraph->in));
-		if (s->rgraph && !s->rgraph->in) {
+			s->rgraph->out = malloc(XCUDA_UP_GEXT_MAX *
+						sizeof(*s->rgraph->out));
+		}
+		if (s->rgraph && (!s->rgraph->in || !s->rgraph->out)) {
+			free(s->rgraph->in);
+			free(s->rgraph->out);
 			free(s->rgraph);
 			s->rgraph = NULL;
 		}
@@ -240,22 +246,17 @@ static int xd_rg_side(struct xd_session *s, const struct cudaPitchedPtr *pp,
 				 XCUDA_UP_GEXT_MAX);
 }
 
-/* The exec's spans now: in (into @in) and out (x->out). */
+/* The exec's spans now: in (into @in) and out (into @out). */
 static int xd_rg_spans(struct xd_session *s, struct xd_rg_exec *x,
 		       cudaGraphExec_t ge, struct xd_up_span *in,
-		       unsigned int *nin)
+		       unsigned int *nin, struct xd_up_span *out,
+		       unsigned int *nout)
 {
 	unsigned int i, en;
 	uint64_t width, elem;
 	int err = 0, both;
 
-	*nin = 0;
-	x->nout = 0;
-	if (!x->out) {
-		x->out = malloc(XCUDA_UP_GEXT_MAX * sizeof(*x->out));
-		if (!x->out)
-			return -ENOMEM;
-	}
+	*nin = *nout = 0;
 	for (i = 0; i < x->n && !err; i++) {
 		struct xd_rg_node *rn = &x->v[i];
 		const struct cudaMemcpy3DParms *cp = &rn->cp;
@@ -286,12 +287,28 @@ static int xd_rg_spans(struct xd_session *s, struct xd_rg_exec *x,
 					 &cp->extent, in, nin);
 		if (!err && !cp->dstArray)
 			err = xd_rg_side(s, &cp->dstPtr, &cp->dstPos, width,
-					 &cp->extent, x->out, &x->nout);
+					 &cp->extent, out, nout);
 		if (!err && !cp->dstArray && both)
 			err = xd_rg_side(s, &cp->dstPtr, &cp->dstPos, width,
 					 &cp->extent, in, nin);
 	}
 	return err;
+}
+
+static const char *xd_rg_why(int err)
+{
+	switch (err) {
+	case -E2BIG:
+		return "more extents than the link carries";
+	case -ENOENT:
+		return "a node or a conditional body the session does not "
+		       "name";
+	case -ENOMEM:
+		return "out of memory";
+	default:
+		return "a copy not within the arena, or a graph CUDA would "
+		       "not list";
+	}
 }
 
 /* Works out @x's spans again and tells the relay what changed. */
@@ -300,13 +317,30 @@ static void xd_rg_update(struct xd_session *s, struct xd_rg_exec *x,
 {
 	struct xd_rgraph *rg = s->rgraph;
 	cudaGraphExec_t ge = xd_object_get(&s->objects[XD_H_GRAPHEXEC], x->h);
-	unsigned int nin = 0;
+	unsigned int nin = 0, nout = 0;
+	struct xd_up_span *o;
 	int err = walk_err;
 
 	if (!err && !ge)
 		err = -EINVAL;
 	if (!err && !x->bad)
-		err = xd_rg_spans(s, x, ge, rg->in, &nin);
+		err = xd_rg_spans(s, x, ge, rg->in, &nin, rg->out, &nout);
+	/* The exec keeps its out spans, as many as it has. */
+	if (!err && !x->bad && nout != x->nout) {
+		o = nout ? realloc(x->out, nout * sizeof(*o)) : NULL;
+		if (nout && !o) {
+			err = -ENOMEM;
+		} else {
+			if (!nout)
+				free(x->out);
+			x->out = o;
+		}
+	}
+	if (!err && !x->bad) {
+		x->nout = nout;
+		if (nout)
+			memcpy(x->out, rg->out, nout * sizeof(*o));
+	}
 	if (!err && !x->bad && nin > XCUDA_UP_GEXT_TOTAL - (rg->total -
 							     x->announced))
 		err = -E2BIG;
@@ -316,8 +350,7 @@ static void xd_rg_update(struct xd_session *s, struct xd_rg_exec *x,
 					   "its copies to and from host memory "
 					   "cannot go over the upstream link "
 					   "(%s): its launches fail",
-					   x->h, err == -E2BIG ?
-					   "too many" : strerror(-err));
+					   x->h, xd_rg_why(err));
 		x->bad = 1;
 		x->nout = 0;
 		nin = 0;
@@ -570,6 +603,7 @@ static void xd_rgraph_fini(struct xd_session *s)
 	}
 	free(s->rgraph->v);
 	free(s->rgraph->in);
+	free(s->rgraph->out);
 	free(s->rgraph);
 	s->rgraph = NULL;
 }

@@ -27,7 +27,9 @@
  *    bytes landing except where a posted copy's are pending; hostile PUT
  *    frames to the server and hostile GEXT frames to a relay (from a
  *    fake server with the key) ending only that session; the relay's
- *    PUT before a GRAPH_LAUNCH of an exec it was told about, only then.
+ *    PUT before a GRAPH_LAUNCH of an exec it was told about, only then;
+ *    on a GPU, a graph of 1D and 2D copies to and from host memory
+ *    through the relay, launched synchronously and posted.
  */
 #include <arpa/inet.h>
 #include <sys/mman.h>
@@ -35,6 +37,7 @@
 #include <poll.h>
 #include <pthread.h>
 
+#include "xcuda/graph.h"
 #include "xcuda/hash.h"
 #include "xcuda/upstream.h"
 #include "dom0-daemon/ipc_table.h"
@@ -895,6 +898,162 @@ static void check_spans(void)
 }
 
 /* ---- the server's channel, here ---- */
+
+/* ---- graph copies through the relay, on a GPU ---- */
+
+#define GC_SRC	(1u << 20)	/* 1D source: 4096 bytes */
+#define GC_DST	(2u << 20)	/* 1D destination */
+#define GC_SRC2	(3u << 20)	/* 2D source: 4 rows of 256, pitch 1024 */
+#define GC_DST2	(4u << 20)	/* 2D destination: pitch 512 */
+
+/* A memcpy node: 0, or the worker's status (or -1000 - error). */
+static int gc_node(struct xc_transport *t, uint32_t g, uint32_t dep,
+		   uint32_t entry, const struct xcuda_gparams *w,
+		   uint32_t *node)
+{
+	struct xcuda_graph_add_node_args a;
+	struct xcuda_graph_add_node_res r = { 0, 0, 0 };
+	uint8_t *arena = t->arena;
+	int st;
+
+	memset(&a, 0, sizeof(a));
+	memcpy(arena, w, sizeof(*w));
+	memcpy(arena + 1024, &dep, sizeof(dep));
+	a.graph = g;
+	a.entry = entry;
+	a.ndeps = dep ? 1 : 0;
+	a.deps = (struct xcuda_extent){ dep ? 1024 : 0, dep ? 4 : 0 };
+	a.params = (struct xcuda_extent){ 0, sizeof(*w) };
+	st = d_call(t, XCUDA_OP_GRAPH_ADD_NODE, &a, sizeof(a), &r, sizeof(r));
+	*node = r.node;
+	return st;
+}
+
+static void gc_side(struct xcuda_gside *sd, uint32_t where, uint64_t ptr,
+		    uint64_t pitch, uint64_t xsize, uint64_t ysize)
+{
+	memset(sd, 0, sizeof(*sd));
+	sd->where = where;
+	sd->ptr = ptr;
+	sd->pitch = pitch;
+	sd->xsize = xsize;
+	sd->ysize = ysize;
+}
+
+/* The destinations hold round @k's bytes (the gaps untouched). */
+static int gc_landed(const uint8_t *arena, int k)
+{
+	unsigned int i, y;
+
+	for (i = 0; i < 4096; i++)
+		if (arena[GC_DST + i] != (uint8_t)(i * 7 + k))
+			return 0;
+	for (y = 0; y < 4; y++)
+		for (i = 0; i < 512; i++)
+			if (arena[GC_DST2 + y * 512 + i] !=
+			    (i < 256 ? (uint8_t)(y * 31 + i + k) : 0xee))
+				return 0;
+	return 1;
+}
+
+static void check_graph_copies(void)
+{
+	struct xcuda_malloc_args ma = { 1u << 16 };
+	struct xcuda_malloc_res mr = { 0 };
+	struct xcuda_graph_create_args gca = { 0, { 0 } };
+	struct xcuda_graph_create_res gcr = { 0, { 0 } };
+	struct xcuda_graph_instantiate_args ia;
+	struct xcuda_graph_instantiate_res ir = { 0, { 0 } };
+	struct xcuda_graph_launch_args la = { 0, 0 };
+	struct xcuda_graph_exec_destroy_args xd;
+	struct xcuda_open_res r;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct xcuda_gparams w;
+	struct xc_transport t;
+	uint32_t n1, n2, n3, n4;
+	uint8_t *arena;
+	unsigned int i, y;
+	int st, k, ok = 1, early = 0;
+
+	REQUIRE_MSG(!g_open(&t, &rel) && !do_open(&t, &r), "session",
+		    "no session through the relay");
+	arena = t.arena;
+	if (d_call(&t, XCUDA_OP_MALLOC, &ma, sizeof(ma), &mr, sizeof(mr))) {
+		CHECK(1, "graph copies through the relay: skipped (no GPU)");
+		t.ops->close(&t);
+		return;
+	}
+	st = d_call(&t, XCUDA_OP_GRAPH_CREATE, &gca, sizeof(gca), &gcr,
+		    sizeof(gcr));
+	/* 1D: arena -> device -> arena. */
+	memset(&w, 0, sizeof(w));
+	w.type = cudaGraphNodeTypeMemcpy;
+	w.kind = cudaMemcpyHostToDevice;
+	w.extent[0] = 4096;
+	gc_side(&w.src, XCUDA_GSIDE_ARENA, GC_SRC, 4096, 4096, 1);
+	gc_side(&w.dst, XCUDA_GSIDE_DEV, mr.ptr, 4096, 4096, 1);
+	st = st ? st : gc_node(&t, gcr.pGraph, 0, XCUDA_GN_MEMCPY_1D, &w, &n1);
+	w.kind = cudaMemcpyDeviceToHost;
+	gc_side(&w.src, XCUDA_GSIDE_DEV, mr.ptr, 4096, 4096, 1);
+	gc_side(&w.dst, XCUDA_GSIDE_ARENA, GC_DST, 4096, 4096, 1);
+	st = st ? st : gc_node(&t, gcr.pGraph, n1, XCUDA_GN_MEMCPY_1D, &w,
+			       &n2);
+	/* 2D: rows at a pitch each way. */
+	w.kind = cudaMemcpyHostToDevice;
+	w.extent[0] = 256;
+	w.extent[1] = 4;
+	w.extent[2] = 1;
+	gc_side(&w.src, XCUDA_GSIDE_ARENA, GC_SRC2, 1024, 256, 4);
+	gc_side(&w.dst, XCUDA_GSIDE_DEV, mr.ptr + 8192, 256, 256, 4);
+	st = st ? st : gc_node(&t, gcr.pGraph, n2, XCUDA_GN_MEMCPY, &w, &n3);
+	w.kind = cudaMemcpyDeviceToHost;
+	gc_side(&w.src, XCUDA_GSIDE_DEV, mr.ptr + 8192, 256, 256, 4);
+	gc_side(&w.dst, XCUDA_GSIDE_ARENA, GC_DST2, 512, 256, 4);
+	st = st ? st : gc_node(&t, gcr.pGraph, n3, XCUDA_GN_MEMCPY, &w, &n4);
+	memset(&ia, 0, sizeof(ia));
+	ia.graph = gcr.pGraph;
+	st = st ? st : d_call(&t, XCUDA_OP_GRAPH_INSTANTIATE, &ia, sizeof(ia),
+			      &ir, sizeof(ir));
+	CHECK_MSG(!st && ir.pGraphExec, "graph copies through the relay: "
+		  "a graph of 1D and 2D copies to and from host memory "
+		  "instantiates", "status %d", st);
+	la.graphExec = ir.pGraphExec;
+	for (k = 0; !st && k < 3; k++) {
+		for (i = 0; i < 4096; i++)
+			arena[GC_SRC + i] = (uint8_t)(i * 7 + k);
+		for (y = 0; y < 4; y++)
+			for (i = 0; i < 1024; i++)
+				arena[GC_SRC2 + y * 1024 + i] =
+					(uint8_t)(y * 31 + i + k);
+		memset(arena + GC_DST, 0, 4096);
+		memset(arena + GC_DST2, 0xee, 4 * 512);
+		for (y = 0; y < 4; y++)
+			memset(arena + GC_DST2 + y * 512, 0, 256);
+		/* The first launch synchronous, the others posted. */
+		req_init(&t, &req, XCUDA_OP_GRAPH_LAUNCH, &la, sizeof(la));
+		if (k)
+			req.hdr.flags = XCUDA_RF_POSTED;
+		st = rpc(&t, &req, &rsp) ? -1 : rsp.status;
+		if (k && !st && arena[GC_DST + 1] == (uint8_t)(7 + k))
+			early = 1;
+		st = st ? st : d_call(&t, XCUDA_OP_DEVICE_SYNCHRONIZE, NULL,
+				      0, NULL, 0);
+		if (!st && !gc_landed(arena, k))
+			ok = 0;
+	}
+	CHECK_MSG(!st && ok && !early, "graph copies through the relay: "
+		  "three launches with new host bytes each time, synchronous "
+		  "and posted: the destinations hold them after the next "
+		  "synchronous call, not before, the gaps untouched",
+		  "status %d ok %d early %d", st, ok, early);
+	xd.graphExec = ir.pGraphExec;
+	memset(xd.pad0, 0, sizeof(xd.pad0));
+	st = d_call(&t, XCUDA_OP_GRAPH_EXEC_DESTROY, &xd, sizeof(xd), NULL, 0);
+	CHECK_MSG(!st, "graph copies through the relay: the exec is "
+		  "destroyed", "status %d", st);
+	t.ops->close(&t);
+}
 
 /* ---- graph copies' spans (up_graph.h) ---- */
 
@@ -2142,6 +2301,7 @@ int main(void)
 	check_xcudactl();
 	check_same_answers();
 	check_refusals();
+	check_graph_copies();
 	check_bad_handshakes();
 	check_hostile_frames();
 	check_wrong_key();

@@ -45,6 +45,8 @@ struct xd_rg_node {
 	int enabled;
 	int uncertain;		/* it may not run: its destination is read */
 	struct cudaMemcpy3DParms cp;
+	/* With an array: its element's bytes, asked while it surely lives. */
+	uint64_t elem;
 };
 
 struct xd_rg_exec {
@@ -111,6 +113,29 @@ static int xd_rg_push(struct xd_rg_exec *x, const struct xd_rg_node *n)
 	}
 	x->v[x->n++] = *n;
 	return 0;
+}
+
+/* Bytes an element of @arr takes; 0 when unknown. */
+static uint64_t xd_rg_elem(cudaArray_const_t arr)
+{
+	struct cudaChannelFormatDesc d;
+
+	if (cudaArrayGetInfo(&d, NULL, NULL, (cudaArray_t)arr)) {
+		cudaGetLastError();
+		return 0;
+	}
+	if (d.x < 0 || d.y < 0 || d.z < 0 || d.w < 0)
+		return 0;
+	return ((uint64_t)d.x + d.y + d.z + d.w) / 8;
+}
+
+/* The element size a copy's width counts, 1 without an array; 0: unknown. */
+static uint64_t xd_rg_elem_of(const struct cudaMemcpy3DParms *cp)
+{
+	/* No array, or two: no host side counts elements. */
+	if (!cp->srcArray == !cp->dstArray)
+		return 1;
+	return xd_rg_elem(cp->srcArray ? cp->srcArray : cp->dstArray);
 }
 
 static int xd_rg_walk(struct xd_session *s, struct xd_rg_exec *x,
@@ -184,7 +209,8 @@ static int xd_rg_walk(struct xd_session *s, struct xd_rg_exec *x,
 			rn.uncertain = uncertain;
 			if (cudaGraphMemcpyNodeGetParams(v[i], &rn.cp))
 				err = -EINVAL;
-			else
+			rn.elem = err ? 0 : xd_rg_elem_of(&rn.cp);
+			if (!err)
 				err = xd_rg_push(x, &rn);
 			break;
 		case cudaGraphNodeTypeGraph:
@@ -205,20 +231,6 @@ static int xd_rg_walk(struct xd_session *s, struct xd_rg_exec *x,
 		cudaGetLastError();
 	free(v);
 	return err;
-}
-
-/* Bytes an element of @arr takes; 0 when unknown. */
-static uint64_t xd_rg_elem(cudaArray_const_t arr)
-{
-	struct cudaChannelFormatDesc d;
-
-	if (cudaArrayGetInfo(&d, NULL, NULL, (cudaArray_t)arr)) {
-		cudaGetLastError();
-		return 0;
-	}
-	if (d.x < 0 || d.y < 0 || d.z < 0 || d.w < 0)
-		return 0;
-	return ((uint64_t)d.x + d.y + d.z + d.w) / 8;
 }
 
 /* The arena offset of @p, or -1 when it is not in the arena. */
@@ -248,12 +260,11 @@ static int xd_rg_side(struct xd_session *s, const struct cudaPitchedPtr *pp,
 
 /* The exec's spans now: in (into @in) and out (into @out). */
 static int xd_rg_spans(struct xd_session *s, struct xd_rg_exec *x,
-		       cudaGraphExec_t ge, struct xd_up_span *in,
-		       unsigned int *nin, struct xd_up_span *out,
-		       unsigned int *nout)
+		       struct xd_up_span *in, unsigned int *nin,
+		       struct xd_up_span *out, unsigned int *nout)
 {
-	unsigned int i, en;
-	uint64_t width, elem;
+	unsigned int i;
+	uint64_t width;
 	int err = 0, both;
 
 	*nin = *nout = 0;
@@ -261,26 +272,16 @@ static int xd_rg_spans(struct xd_session *s, struct xd_rg_exec *x,
 		struct xd_rg_node *rn = &x->v[i];
 		const struct cudaMemcpy3DParms *cp = &rn->cp;
 
-		/* CUDA knows which top-level nodes are enabled. */
-		if (rn->top == rn->node) {
-			if (cudaGraphNodeGetEnabled(ge, rn->node, &en) ==
-			    cudaSuccess ||
-			    (rn->alias && cudaGraphNodeGetEnabled(
-					ge, rn->alias, &en) == cudaSuccess))
-				rn->enabled = !!en;
-			cudaGetLastError();
-		}
 		if (!rn->enabled)
 			continue;
 		/* With an array, the width counts its elements. */
-		width = cp->extent.width;
-		if (cp->srcArray || cp->dstArray) {
-			elem = xd_rg_elem(cp->srcArray ? cp->srcArray :
-					  cp->dstArray);
-			if (!elem || __builtin_mul_overflow(width, elem,
-							    &width))
-				return -EINVAL;
-		}
+		if (!rn->elem &&
+		    xd_rg_off(s, cp->srcArray ? cp->dstPtr.ptr :
+			      cp->srcPtr.ptr) < 0)
+			continue;	/* no host side here */
+		if (!rn->elem || __builtin_mul_overflow(cp->extent.width,
+							rn->elem, &width))
+			return -EINVAL;
 		both = rn->uncertain || cp->srcArray || cp->dstArray;
 		if (!cp->srcArray)
 			err = xd_rg_side(s, &cp->srcPtr, &cp->srcPos, width,
@@ -324,7 +325,7 @@ static void xd_rg_update(struct xd_session *s, struct xd_rg_exec *x,
 	if (!err && !ge)
 		err = -EINVAL;
 	if (!err && !x->bad)
-		err = xd_rg_spans(s, x, ge, rg->in, &nin, rg->out, &nout);
+		err = xd_rg_spans(s, x, rg->in, &nin, rg->out, &nout);
 	/* The exec keeps its out spans, as many as it has. */
 	if (!err && !x->bad && nout != x->nout) {
 		o = nout ? realloc(x->out, nout * sizeof(*o)) : NULL;
@@ -420,13 +421,18 @@ static void xd_rg_updated(struct xd_session *s, uint32_t h, uint32_t gh)
 		return;
 	memset(&y, 0, sizeof(y));
 	err = xd_rg_walk(s, &y, g, NULL, 0, 0);
-	/* Nodes pair up in order (the topology is the same): keep names. */
+	/*
+	 * Nodes pair up in order (the topology is the same): CUDA names
+	 * them by the graph instantiated from still, and an update changes
+	 * parameters, not whether a node is enabled.
+	 */
 	if (!err && y.n == x->n) {
 		for (i = 0; i < y.n; i++) {
 			y.v[i].alias = y.v[i].node;
 			y.v[i].top_alias = y.v[i].top;
 			y.v[i].node = x->v[i].node;
 			y.v[i].top = x->v[i].top;
+			y.v[i].enabled = x->v[i].enabled;
 		}
 	}
 	free(x->v);
@@ -459,6 +465,7 @@ void xd_rgraph_node_set(struct xd_session *s, uint32_t exec,
 		for (i = 0; i < x->n; i++) {
 			if (xd_rg_is(&x->v[i], node)) {
 				x->v[i].cp = *cp;
+				x->v[i].elem = xd_rg_elem_of(cp);
 				found = 1;
 			}
 		}
@@ -578,7 +585,18 @@ void xd_rgraph_after(struct xd_session *s, const struct xcuda_request *req,
 	case XCUDA_OP_GRAPH_NODE_SET_ENABLED: {
 		const struct xcuda_graph_node_set_enabled_args *a = args;
 		struct xd_rg_exec *x = xd_rg_find(s, a->hGraphExec);
+		cudaGraphNode_t n = xd_object_get(&s->objects[XD_H_NODE],
+						  a->hNode);
+		unsigned int i;
 
+		/*
+		 * Kept here, not asked of CUDA: the graph the exec was made
+		 * from, whose nodes CUDA would want, may be gone by now.
+		 */
+		for (i = 0; x && n && i < x->n; i++)
+			if (xd_rg_is(&x->v[i], n) &&
+			    (x->v[i].top == x->v[i].node))
+				x->v[i].enabled = !!a->isEnabled;
 		if (x)
 			xd_rg_update(s, x, 0);
 		break;

@@ -76,7 +76,7 @@
 #include "xcuda/proto.h"
 
 #define XCUDA_UP_MAGIC		0x70756378u	/* "xcup" */
-#define XCUDA_UP_VERSION	2
+#define XCUDA_UP_VERSION	3	/* 3: graph copies (GEXT, PUT) */
 #define XCUDA_UP_NONCE		32
 #define XCUDA_UP_MAC		32	/* HMAC-SHA256 */
 #define XCUDA_UP_KEY_MIN	32

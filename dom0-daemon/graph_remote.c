@@ -398,6 +398,7 @@ static void xd_rg_made(struct xd_session *s, uint32_t h, uint32_t gh)
 		unsigned int cap = rg->cap ? rg->cap * 2 : 8;
 		struct xd_rg_exec *v = realloc(rg->v, cap * sizeof(*v));
 
+		/* Untracked, its launches are refused (xd_rgraph_before). */
 		if (!v)
 			return;
 		rg->v = v;
@@ -492,11 +493,13 @@ int xd_rgraph_before(struct xd_session *s, const struct xcuda_request *req)
 	struct xcuda_graph_launch_args a;
 	struct xd_rg_exec *x;
 
-	if (req->hdr.op != XCUDA_OP_GRAPH_LAUNCH || !s->rgraph)
+	if (req->hdr.op != XCUDA_OP_GRAPH_LAUNCH)
 		return 0;
 	memcpy(&a, req->args, sizeof(a));
 	x = xd_rg_find(s, a.graphExec);
-	if (!x || !x->bad)
+	/* Not an exec (its handler says so), or one whose copies we know. */
+	if (x ? !x->bad :
+	    !xd_object_get(&s->objects[XD_H_GRAPHEXEC], a.graphExec))
 		return 0;
 	xd_log_ratelimited(XD_LOG_WARN, "executable graph %u: its copies to "
 			   "and from host memory are not supported over the "

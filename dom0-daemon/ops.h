@@ -179,10 +179,12 @@ int xd_extent_ok(const struct xd_session *s, const struct xcuda_extent *e);
  */
 int xd_remote_refuse(struct xd_session *s, const char *what);
 /*
- * The same for an asynchronous copy with a side in the arena on @st: a
- * capturing stream would make it a graph copy (ops_graph.c).
+ * An asynchronous copy with a side in the arena on @st, on a relayed
+ * session: when @st captures, the copy is recorded into a graph, whose
+ * launches move its bytes (graph_remote.c), and writes nothing now: the
+ * transport is told so (drop_out).  Returns 1 then, else 0.
  */
-int xd_remote_capture_refuse(struct xd_session *s, cudaStream_t st);
+int xd_remote_capturing(struct xd_session *s, cudaStream_t st);
 /*
  * The handler wrote arena rows the command's description does not name
  * (transport.h, note_out): tells a transport that copies the arena.

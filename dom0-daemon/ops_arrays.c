@@ -368,7 +368,7 @@ int xd_op_array_copy(struct xd_session *s,
 		     const struct xcuda_array_copy_args *a,
 		     struct xd_call *call)
 {
-	int async = !!(a->flags & XCUDA_COPY_ASYNC), arrays, err;
+	int async = !!(a->flags & XCUDA_COPY_ASYNC), arrays, err, captured = 0;
 	struct xcuda_array_copy_args b;
 	cudaArray_t sa, da;
 	void *sp = NULL, *dp = NULL;
@@ -407,13 +407,14 @@ int xd_op_array_copy(struct xd_session *s,
 		err = xd_stream_lookup(&s->streams, a->stream, &st);
 	if (!err && async &&
 	    (a->flags & (XCUDA_COPY_SRC_ARENA | XCUDA_COPY_DST_ARENA)))
-		err = xd_remote_capture_refuse(s, st);
+		captured = xd_remote_capturing(s, st);
 	if (err)
 		return err;
 	err = xd_copy_call(&b, sa, sp, da, dp, async, st);
 	if (!err && async && (a->flags & XCUDA_COPY_STAGED))
 		err = cudaStreamSynchronize(st);
-	if (!err)
+	/* A captured copy writes at the graph's launches. */
+	if (!err && !captured)
 		xd_copy_wrote(s, a, sa);
 	return err;
 }

@@ -31,6 +31,7 @@
 #include <cuda_runtime_api.h>
 
 #include "xcuda/graph.h"
+#include "graph_remote.h"
 #include "hostfn.h"
 #include "log.h"
 #include "ops.h"
@@ -262,9 +263,7 @@ static int xd_side_ptr(struct xd_session *s, const struct xcuda_gside *sd,
 	case XCUDA_GSIDE_ARENA:
 		if (!xcuda_extent_ok(sd->ptr, span, s->chan->arena_size))
 			return cudaErrorInvalidValue;
-		/* Run at each launch: the guest's arena is not here then. */
-		if (xd_remote_refuse(s, "a graph copy to or from host memory"))
-			return cudaErrorNotSupported;
+		/* Relayed: its bytes travel at each launch (graph_remote.c). */
 		*p = s->chan->arena + sd->ptr;
 		return 0;
 	}
@@ -429,6 +428,10 @@ static int xd_gp_memset(struct xd_session *s, struct xd_gp *p)
 		      (unsigned __int128)w->extent[0] * w->elem;
 	if (end > UINT64_MAX)
 		return cudaErrorInvalidValue;
+	/* Relayed, only copies move host bytes at a launch. */
+	if (w->dst.where == XCUDA_GSIDE_ARENA &&
+	    xd_remote_refuse(s, "a graph memset of host memory"))
+		return cudaErrorNotSupported;
 	err = xd_side_ptr(s, &w->dst, (uint64_t)end, &dst);
 	if (err)
 		return err;
@@ -737,6 +740,13 @@ int xd_op_graph_node_set_params(
 	default:
 		err = cudaErrorInvalidValue;
 	}
+	/* What an exec's copies move over the link changed. */
+	if (!err && x)
+		xd_rgraph_node_set(s, a->exec, n,
+				   p.w.type == cudaGraphNodeTypeMemcpy ?
+				   &p.cp : NULL,
+				   p.w.type == cudaGraphNodeTypeGraph ?
+				   p.g : NULL);
 	/*
 	 * A host node holds the new context now.  The one it had stays: an
 	 * executable graph or a clone made before may still run it.

@@ -161,7 +161,7 @@ int xd_op_memcpy(struct xd_session *s, const struct xcuda_memcpy_args *a,
 		return cudaMemcpy(d, sp, a->count, kind);
 	err = xd_stream_lookup(&s->streams, a->stream, &st);
 	if (!err && a->dir != XCUDA_COPY_D2D)
-		err = xd_remote_capture_refuse(s, st);
+		(void)xd_remote_capturing(s, st);
 	if (!err)
 		err = cudaMemcpyAsync(d, sp, a->count, kind, st);
 	if (!err && (a->flags & XCUDA_COPY_STAGED))
@@ -196,7 +196,7 @@ int xd_op_memcpy_2d(struct xd_session *s, const struct xcuda_memcpy_2d_args *a,
 				    a->height, kind);
 	err = xd_stream_lookup(&s->streams, a->stream, &st);
 	if (!err && a->dir != XCUDA_COPY_D2D)
-		err = xd_remote_capture_refuse(s, st);
+		(void)xd_remote_capturing(s, st);
 	if (!err)
 		err = cudaMemcpy2DAsync(d, a->dpitch, sp, a->spitch, a->width,
 					a->height, kind, st);

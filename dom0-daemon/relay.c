@@ -14,6 +14,11 @@
  * share is atomic).  The list of requests in flight, which the receiving
  * thread checks each answer against, is under a mutex.
  *
+ * Graph copies (up_graph.h): the receiving thread keeps, per executable
+ * graph, the arena spans the server announced (GEXT frames) and the
+ * sending thread sends their bytes before each GRAPH_LAUNCH (a PUT
+ * frame); the table is under the same mutex as the list.
+ *
  * The relay reads the guest's requests only as far as it must to read
  * the arena safely (the extents, each checked against the arena); the
  * server's worker validates everything as it would a local guest's.  The
@@ -40,6 +45,7 @@
 #include "common/ring_wait.h"
 #include "log.h"
 #include "relay.h"
+#include "up_graph.h"
 #include "up_spans.h"
 #include "worker.h"
 
@@ -101,7 +107,9 @@ struct xd_relay {
 	struct xd_up_rd rd;	/* the receiving thread's */
 	struct xd_up_wr wr;	/* the sending thread's */
 	struct xd_up_span spans[XD_UP_SPANS_MAX];	/* the sender's */
-	pthread_mutex_t lock;	/* the list, busy_since */
+	pthread_mutex_t lock;	/* the list, busy_since, gtab */
+	struct xd_up_gtab gtab;	/* graph copies' spans, per exec */
+	struct xd_up_span *gput;	/* the sender's: XCUDA_UP_GEXT_MAX */
 	struct xd_rq *q;
 	unsigned int qhead, qlen, qcap;
 	uint64_t busy_since;	/* the clock when the list last filled */
@@ -274,6 +282,50 @@ static void xd_relay_drop_fd(struct xd_chan *c, const struct xcuda_request *req)
 		close(fd);
 }
 
+/*
+ * Before a GRAPH_LAUNCH: the bytes the exec's copies read, as the guest
+ * has them now, in a PUT frame (none for an exec the server named none).
+ */
+static int xd_relay_put(struct xd_relay *r, const struct xcuda_request *req)
+{
+	struct xcuda_graph_launch_args a;
+	const struct xd_up_gent *e;
+	struct xcuda_up_put f;
+	unsigned int n = 0, i;
+	uint64_t k;
+	int ret;
+
+	if (req->hdr.op != XCUDA_OP_GRAPH_LAUNCH || req->hdr.len < sizeof(a))
+		return 0;
+	memcpy(&a, req->args, sizeof(a));
+	pthread_mutex_lock(&r->lock);
+	e = xd_up_gtab_find(&r->gtab, a.graphExec);
+	if (e && !r->gput)
+		r->gput = malloc(XCUDA_UP_GEXT_MAX * sizeof(*r->gput));
+	if (e && r->gput) {
+		n = e->n;
+		memcpy(r->gput, e->s, n * sizeof(*r->gput));
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (e && !r->gput)
+		return -ENOMEM;
+	if (!n)
+		return 0;
+	f.magic = XCUDA_UP_PUT_MAGIC;
+	f.nr = n;
+	ret = xd_up_wr_add(&r->wr, &f, sizeof(f));
+	for (i = 0; i < n && !ret; i++) {
+		const struct xd_up_span *s = &r->gput[i];
+		struct xcuda_up_ext x = { s->off, s->width, s->pitch, s->rows };
+
+		ret = xd_up_wr_add(&r->wr, &x, sizeof(x));
+		for (k = 0; k < s->rows && !ret; k++)
+			ret = xd_up_wr_add(&r->wr, r->c->arena + s->off +
+					   k * s->pitch, s->width);
+	}
+	return ret;
+}
+
 /* One request and its bytes into the writer: 0 or a negative errno. */
 static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
 {
@@ -305,7 +357,9 @@ static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
 	f.magic = XCUDA_UP_REQ_MAGIC;
 	f.in_len = (uint32_t)total;
 	f.req = *req;
-	ret = xd_up_wr_add(&r->wr, &f, sizeof(f));
+	ret = xd_relay_put(r, req);
+	if (!ret)
+		ret = xd_up_wr_add(&r->wr, &f, sizeof(f));
 	for (i = 0; i < n && !ret; i++) {
 		const struct xd_up_span *s = &r->spans[i];
 
@@ -427,6 +481,50 @@ static int xd_relay_answer_next(const struct xd_relay *r)
 	return magic == XCUDA_UP_RSP_MAGIC;
 }
 
+/*
+ * A GEXT frame after its magic: the spans an exec's copies read, checked
+ * against the arena and the caps, into the table.  0 or -EPROTO.
+ */
+static int xd_relay_gext(struct xd_relay *r)
+{
+	struct xcuda_up_gext g;
+	struct xcuda_up_ext e;
+	struct xd_up_span *v = NULL;
+	unsigned int i;
+	int ret;
+
+	ret = xd_up_rd_read(&r->rd, (uint8_t *)&g + sizeof(g.magic),
+			    sizeof(g) - sizeof(g.magic), XD_UP_STALL_MS);
+	if (ret)
+		return ret == -EPIPE ? -EPROTO : ret;
+	if (g.rsvd || g.nr > XCUDA_UP_GEXT_MAX)
+		return -EPROTO;
+	if (g.nr) {
+		v = malloc(g.nr * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+	}
+	for (i = 0; i < g.nr && !ret; i++) {
+		ret = xd_up_rd_read(&r->rd, &e, sizeof(e), XD_UP_STALL_MS);
+		v[i] = (struct xd_up_span){ e.off, e.width, e.pitch, e.rows };
+		if (!ret && !xd_up_span_ok(&v[i], r->c->arena_size))
+			ret = -EPROTO;
+		/* As the server sends them: one row's pitch is its width. */
+		if (!ret && v[i].rows == 1 && v[i].pitch != v[i].width)
+			ret = -EPROTO;
+	}
+	if (!ret) {
+		pthread_mutex_lock(&r->lock);
+		ret = xd_up_gtab_set(&r->gtab, g.exec, v, g.nr);
+		pthread_mutex_unlock(&r->lock);
+		/* The server keeps within the caps: one that does not lies. */
+		if (ret == -E2BIG)
+			ret = -EPROTO;
+	}
+	free(v);
+	return ret == -EPIPE ? -EPROTO : ret;
+}
+
 /* One frame from the server: 0, or 1 once the session is over. */
 static int xd_relay_frame(struct xd_relay *r)
 {
@@ -439,7 +537,17 @@ static int xd_relay_frame(struct xd_relay *r)
 	struct xd_rq q;
 	int ret;
 
-	ret = xd_up_rd_read(&r->rd, &f, sizeof(f), XD_UP_STALL_MS);
+	ret = xd_up_rd_read(&r->rd, &f.magic, sizeof(f.magic), XD_UP_STALL_MS);
+	if (!ret && f.magic == XCUDA_UP_GEXT_MAGIC) {
+		ret = xd_relay_gext(r);
+		if (ret)
+			xd_relay_lost(r, ret, "a graph's extents");
+		return !!ret;
+	}
+	if (!ret)
+		ret = xd_up_rd_read(&r->rd, (uint8_t *)&f + sizeof(f.magic),
+				    sizeof(f) - sizeof(f.magic),
+				    XD_UP_STALL_MS);
 	if (ret == -EPIPE) {
 		pthread_mutex_lock(&r->lock);
 		qlen = r->qlen;
@@ -627,6 +735,8 @@ out:
 	xd_up_rd_fini(&r->rd);
 	xd_up_wr_fini(&r->wr);
 	free(r->q);
+	xd_up_gtab_fini(&r->gtab);
+	free(r->gput);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 	xd_log(XD_LOG_DEBUG, "session ended");

@@ -15,6 +15,7 @@
 #include "xcuda/proto.h"
 
 struct xd_chan;
+struct xd_up_span;
 
 struct xd_chan_ops {
 	const char *name;
@@ -62,6 +63,20 @@ struct xd_chan_ops {
 	void (*note_out)(struct xd_chan *c, uint64_t off, uint64_t width,
 			 uint64_t pitch, uint64_t rows);
 	/*
+	 * Optional (`tcp` only): the request being handled writes nothing
+	 * into the arena now, whatever its description says (a copy
+	 * recorded into a graph under capture): none of it goes back.
+	 */
+	void (*drop_out)(struct xd_chan *c);
+	/*
+	 * Optional (`tcp` only): the arena spans executable graph @exec
+	 * (the guest's handle) reads at each launch are @s[@n] from now on
+	 * (@n 0: none, or it is gone), for the relay before the answer to
+	 * the request being handled (up_graph.h).  0 or a negative errno.
+	 */
+	int (*graph_ext)(struct xd_chan *c, uint32_t exec,
+			 const struct xd_up_span *s, unsigned int n);
+	/*
 	 * Optional: what the transport did for the session so far, as one
 	 * line of text in @buf (the ring's or the link's counters), for the
 	 * log when the session ends.
@@ -94,12 +109,12 @@ struct xd_chan {
  * is a copy that holds the guest's bytes only where a request named them
  * (up_spans.h).  What would need the guest's memory itself is refused
  * with cudaErrorNotSupported: host functions and callbacks (the worker
- * would wake the guest through the arena), graph copies to or from the
- * arena (run at each launch, long after any request), copies to or from
- * the arena on a capturing stream; registered host memory (a descriptor
+ * would wake the guest through the arena); registered host memory (a descriptor
  * that cannot cross hosts) is "cannot pin", so the guest stages copies;
  * and no device address of the arena is given out, so that a kernel
- * cannot read stale host memory (zero-copy).
+ * cannot read stale host memory (zero-copy).  Graph copies to or from
+ * the arena (run at each launch, long after any request) travel through
+ * graph_ext and the relay's PUT frames (graph_remote.c).
  */
 #define XD_CHAN_REMOTE		(1u << 1)
 

@@ -21,6 +21,9 @@
  *    when the guest may look at them.  While pending, what a later
  *    request brings for those bytes is dropped: the copy's are newer.
  *  - a failed copy's are dropped (the guest's bytes stay as they were).
+ *  - a graph's copies' (graph_ext, up_graph.h) are a posted copy's; the
+ *    bytes they read come in a PUT frame before the GRAPH_LAUNCH, and
+ *    are taken as a request's are, pending ones excepted.
  * Small answers gather in a buffer while more requests wait to be read,
  * so that a run of posted calls costs the link few segments; answers
  * held back go out before we wait for the next request.
@@ -206,6 +209,40 @@ static int xd_tcp_flush_before(struct xd_tcp *t, uint64_t len)
 	return ret ? xd_tcp_fail(t, ret, "cannot send") : 0;
 }
 
+/*
+ * A PUT frame after its magic: each extent checked against the arena
+ * alone (the relay's table is not ours to trust), its rows into the
+ * arena, pending bytes excepted.
+ */
+static int xd_tcp_put(struct xd_tcp *t, struct xd_chan *c)
+{
+	struct xcuda_up_put f;
+	struct xcuda_up_ext e;
+	struct xd_up_span s;
+	unsigned int i;
+	uint64_t k;
+	int ret;
+
+	ret = xd_up_rd_read(&t->rd, (uint8_t *)&f + sizeof(f.magic),
+			    sizeof(f) - sizeof(f.magic), XD_UP_STALL_MS);
+	if (!ret && (!f.nr || f.nr > XCUDA_UP_GEXT_MAX))
+		return xd_tcp_fail(t, -EPROTO, "a graph's bytes: bad count");
+	for (i = 0; i < f.nr && !ret; i++) {
+		ret = xd_up_rd_read(&t->rd, &e, sizeof(e), XD_UP_STALL_MS);
+		s = (struct xd_up_span){ e.off, e.width, e.pitch, e.rows };
+		if (!ret && !xd_up_span_ok(&s, c->arena_size))
+			return xd_tcp_fail(t, -EPROTO, "a graph's bytes: an "
+					   "extent outside the arena");
+		for (k = 0; k < s.rows && !ret; k++)
+			ret = xd_tcp_read_range(t, c, s.off + k * s.pitch,
+						s.width);
+	}
+	if (ret)
+		return xd_tcp_fail(t, ret == -EPIPE || ret == -ETIMEDOUT ?
+				   -EPROTO : ret, "a truncated graph's bytes");
+	return 0;
+}
+
 static int xd_tcp_next(struct xd_chan *c, struct xcuda_request *req,
 		       int timeout_ms)
 {
@@ -213,7 +250,7 @@ static int xd_tcp_next(struct xd_chan *c, struct xcuda_request *req,
 	struct xcuda_up_req f;
 	uint64_t total = 0;
 	unsigned int n, i, k;
-	int ret;
+	int ret, puts = 0;
 
 	if (t->dead)
 		return t->dead;
@@ -224,13 +261,28 @@ static int xd_tcp_next(struct xd_chan *c, struct xcuda_request *req,
 	ret = xd_up_rd_wait(&t->rd, timeout_ms);
 	if (ret <= 0)
 		return ret ? xd_tcp_fail(t, ret, "cannot read") : 0;
-	ret = xd_up_rd_read(&t->rd, &f, sizeof(f), XD_UP_STALL_MS);
+	ret = xd_up_rd_read(&t->rd, &f.magic, sizeof(f.magic), XD_UP_STALL_MS);
+	/* A graph's bytes come right before its launch, and only then. */
+	while (!ret && f.magic == XCUDA_UP_PUT_MAGIC && !puts++) {
+		ret = xd_tcp_put(t, c);
+		if (ret)
+			return ret;
+		ret = xd_up_rd_read(&t->rd, &f.magic, sizeof(f.magic),
+				    XD_UP_STALL_MS);
+		if (ret == -EPIPE)
+			ret = -EPROTO;
+	}
+	if (!ret)
+		ret = xd_up_rd_read(&t->rd, (uint8_t *)&f + sizeof(f.magic),
+				    sizeof(f) - sizeof(f.magic),
+				    XD_UP_STALL_MS);
 	if (ret == -EPIPE)
 		return xd_tcp_fail(t, ret, "closed");
 	if (ret)
 		return xd_tcp_fail(t, ret == -ETIMEDOUT ? -EPROTO : ret,
 				   "a truncated request");
-	if (f.magic != XCUDA_UP_REQ_MAGIC)
+	if (f.magic != XCUDA_UP_REQ_MAGIC ||
+	    (puts && f.req.hdr.op != XCUDA_OP_GRAPH_LAUNCH))
 		return xd_tcp_fail(t, -EPROTO, "bad magic");
 	n = xd_up_spans(&f.req, c->arena_size, XD_UP_IN, t->spans);
 	for (i = 0; i < n; i++)
@@ -287,6 +339,14 @@ static void xd_tcp_note_out(struct xd_chan *c, uint64_t off, uint64_t width,
 	if (xd_tcp_push(&t->cur, &t->ncur, &t->capcur, &s, 0))
 		xd_tcp_fail(t, -ENOMEM, "cannot keep what the worker wrote");
 	t->cur_noted = 1;
+}
+
+static void xd_tcp_drop_out(struct xd_chan *c)
+{
+	struct xd_tcp *t = c->priv;
+
+	t->ncur = 0;
+	t->cur_noted = 0;
 }
 
 /*
@@ -364,6 +424,19 @@ static int xd_tcp_send_pending(struct xd_tcp *t, struct xd_chan *c)
 	return ret;
 }
 
+/* Whether @s of device @dev is pending already, exactly. */
+static int xd_tcp_pending_has(const struct xd_tcp *t,
+			      const struct xd_up_span *s, uint16_t dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->npend; i++)
+		if (t->pend[i].dev == dev && !memcmp(&t->pend[i].s, s,
+						      sizeof(*s)))
+			return 1;
+	return 0;
+}
+
 static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 			       const struct xcuda_response *rsp, int more)
 {
@@ -377,6 +450,10 @@ static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 	if (rsp->flags & XCUDA_RF_POSTED) {
 		t->cur_noted = 0;
 		for (i = 0; i < t->ncur; i++) {
+			/* A graph launched again writes the same rows. */
+			if (t->op == XCUDA_OP_GRAPH_LAUNCH &&
+			    xd_tcp_pending_has(t, &t->cur[i].s, t->device))
+				continue;
 			if (xd_tcp_push(&t->pend, &t->npend, &t->cappend,
 					&t->cur[i].s, t->device))
 				return -ENOMEM;
@@ -439,6 +516,35 @@ static int xd_tcp_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 	pthread_mutex_unlock(&t->wlock);
 	if (ret == -ENOMEM)
 		return xd_tcp_fail(t, ret, "out of memory");
+	return ret ? xd_tcp_fail(t, ret, "cannot send") : 0;
+}
+
+/*
+ * A GEXT frame, held back like an answer: the answer of the request being
+ * handled follows it, so the relay has the spans before the guest can
+ * launch the exec.
+ */
+static int xd_tcp_graph_ext(struct xd_chan *c, uint32_t exec,
+			    const struct xd_up_span *s, unsigned int n)
+{
+	struct xd_tcp *t = c->priv;
+	struct xcuda_up_gext g = { XCUDA_UP_GEXT_MAGIC, exec, n, 0 };
+	unsigned int i;
+	int ret;
+
+	if (t->dead)
+		return t->dead;
+	if (n > XCUDA_UP_GEXT_MAX)
+		return -E2BIG;
+	pthread_mutex_lock(&t->wlock);
+	ret = xd_up_wr_add(&t->wr, &g, sizeof(g));
+	for (i = 0; i < n && !ret; i++) {
+		struct xcuda_up_ext e = { s[i].off, s[i].width, s[i].pitch,
+					  s[i].rows };
+
+		ret = xd_up_wr_add(&t->wr, &e, sizeof(e));
+	}
+	pthread_mutex_unlock(&t->wlock);
 	return ret ? xd_tcp_fail(t, ret, "cannot send") : 0;
 }
 
@@ -558,6 +664,8 @@ static const struct xd_chan_ops xd_tcp_ops = {
 	.close = xd_tcp_close,
 	.peer_gone = xd_tcp_peer_gone,
 	.note_out = xd_tcp_note_out,
+	.drop_out = xd_tcp_drop_out,
+	.graph_ext = xd_tcp_graph_ext,
 	.counters = xd_tcp_counters,
 };
 

@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "log.h"
+#include "graph_remote.h"
 #include "ops.h"
 #include "output.h"
 #include "validate.h"
@@ -97,7 +98,7 @@ int xd_remote_refuse(struct xd_session *s, const char *what)
 	return cudaErrorNotSupported;
 }
 
-int xd_remote_capture_refuse(struct xd_session *s, cudaStream_t st)
+int xd_remote_capturing(struct xd_session *s, cudaStream_t st)
 {
 	enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
 
@@ -109,7 +110,9 @@ int xd_remote_capture_refuse(struct xd_session *s, cudaStream_t st)
 		return 0;
 	if (cudaStreamIsCapturing(st, &cs) || cs == cudaStreamCaptureStatusNone)
 		return 0;
-	return xd_remote_refuse(s, "a captured copy to or from host memory");
+	if (s->chan->ops->drop_out)
+		s->chan->ops->drop_out(s->chan);
+	return 1;
 }
 
 uint8_t *xd_arena_copy(struct xd_session *s, const struct xcuda_extent *e,
@@ -201,7 +204,12 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
 	call.data_len = h->data_len;
 	call.res = rsp->out;
 	call.res_len = d->res_size;
-	err = xd_handlers[h->op](s, &call);
+	/* A relayed session's graph launches (graph_remote.c). */
+	err = s->chan->flags & XD_CHAN_REMOTE ? xd_rgraph_before(s, req) : 0;
+	if (!err)
+		err = xd_handlers[h->op](s, &call);
+	if (s->chan->flags & XD_CHAN_REMOTE)
+		xd_rgraph_after(s, req, err, rsp->out);
 	if (err)
 		xd_log(XD_LOG_DEBUG, "id %llu %s: error %d",
 		       (unsigned long long)h->id, d->name, err);

@@ -25,6 +25,7 @@ struct xd_pin {
 
 struct xd_hostfn;
 struct xd_nvml;
+struct xd_rgraph;
 
 /* The fatbinary being uploaded by MODULE_DATA pieces. */
 struct xd_upload {
@@ -54,6 +55,8 @@ struct xd_session {
 	void **argv;		/* XCUDA_MAX_PARAMS */
 	struct xd_hostfn *hostfn;	/* host functions (hostfn.c), or NULL */
 	struct xd_nvml *nvml;	/* the session's GPUs in NVML, or NULL */
+	/* A relayed session's executable graphs (graph_remote.c), or NULL. */
+	struct xd_rgraph *rgraph;
 };
 
 /* One request being handled: a validated private copy and its answer. */

@@ -47,6 +47,20 @@
  * bytes the device writes there from the guest's: it drops what a later
  * request brings for them.
  *
+ * Graph copies to and from the arena run at each GRAPH_LAUNCH, long
+ * after any request named their bytes.  The server works out, whenever
+ * a request makes or changes an executable graph, which arena bytes its
+ * copies read, and tells the relay before that request's answer in a
+ * frame of XCUDA_UP_GEXT_MAGIC: struct xcuda_up_gext and nr
+ * descriptions (struct xcuda_up_ext, no bytes); nr 0 drops the exec.
+ * Before each GRAPH_LAUNCH of such an exec the relay sends those bytes,
+ * as they are in the guest's arena then, in a frame of
+ * XCUDA_UP_PUT_MAGIC: struct xcuda_up_put and nr extents with their
+ * rows, as in a response.  The server checks that frame alone (it need
+ * not agree with the relay's table) and keeps its pending bytes.  What
+ * the launch's copies write into the arena is pending, as a posted
+ * copy's, until the next synchronous answer.
+ *
  * Both ends check every frame as they check a ring's: magic, sizes,
  * extents within the arena.  Anything else ends the session.  A relay
  * that loses the link, or hears nothing for XCUDA_UPSTREAM_TIMEOUT_S
@@ -62,7 +76,7 @@
 #include "xcuda/proto.h"
 
 #define XCUDA_UP_MAGIC		0x70756378u	/* "xcup" */
-#define XCUDA_UP_VERSION	2
+#define XCUDA_UP_VERSION	3	/* 3: graph copies (GEXT, PUT) */
 #define XCUDA_UP_NONCE		32
 #define XCUDA_UP_MAC		32	/* HMAC-SHA256 */
 #define XCUDA_UP_KEY_MIN	32
@@ -71,8 +85,13 @@
 #define XCUDA_UP_REQ_MAGIC	0x71657278u	/* "xreq" */
 #define XCUDA_UP_RSP_MAGIC	0x70737278u	/* "xrsp" */
 #define XCUDA_UP_DATA_MAGIC	0x74616478u	/* "xdat": no answer */
+#define XCUDA_UP_GEXT_MAGIC	0x78656778u	/* "xgex": server -> relay */
+#define XCUDA_UP_PUT_MAGIC	0x74757078u	/* "xput": relay -> server */
 /* Most extents one frame carries. */
 #define XCUDA_UP_MAX_OUT	4096
+/* Most extents one executable graph reads, and a session's execs in all. */
+#define XCUDA_UP_GEXT_MAX	XCUDA_UP_MAX_OUT
+#define XCUDA_UP_GEXT_TOTAL	65536
 
 struct xcuda_up_hello {
 	uint32_t magic;
@@ -133,6 +152,31 @@ struct xcuda_up_ext {
 	uint64_t rows;		/* not 0 */
 };
 
+/*
+ * Server -> relay, before the answer of the request that made or changed
+ * executable graph @exec: the arena bytes its copies read at each launch,
+ * @nr descriptions (struct xcuda_up_ext alone) that replace those known
+ * for @exec; 0 forgets it (destroyed, or nothing to send).
+ */
+struct xcuda_up_gext {
+	uint32_t magic;		/* XCUDA_UP_GEXT_MAGIC */
+	uint32_t exec;		/* the exec's handle, as the guest has it */
+	uint32_t nr;		/* at most XCUDA_UP_GEXT_MAX */
+	uint32_t rsvd;		/* zero */
+};
+
+/*
+ * Relay -> server, right before a GRAPH_LAUNCH request: @nr extents, each
+ * a struct xcuda_up_ext and its rows, as in a response: the guest's bytes
+ * now, for the server's arena copy.
+ */
+struct xcuda_up_put {
+	uint32_t magic;		/* XCUDA_UP_PUT_MAGIC */
+	uint32_t nr;		/* 1 to XCUDA_UP_GEXT_MAX */
+};
+
+_Static_assert(sizeof(struct xcuda_up_gext) == 16, "xcuda_up_gext");
+_Static_assert(sizeof(struct xcuda_up_put) == 8, "xcuda_up_put");
 _Static_assert(sizeof(struct xcuda_up_open) == 72, "xcuda_up_open");
 _Static_assert(sizeof(struct xcuda_up_req) == 8 + sizeof(struct xcuda_request),
 	       "xcuda_up_req");

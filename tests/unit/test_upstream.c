@@ -21,7 +21,15 @@
  *  - a relay with another key and a server without the key: refused,
  *    the guest's session fails at once with a clear error;
  *  - a server worker stopped (the relay's timeout), killed, and the
- *    whole server killed: the guest's next call fails promptly, no hang.
+ *    whole server killed: the guest's next call fails promptly, no hang;
+ *  - graph copies (up_graph.h): a copy side's spans and the relay's
+ *    table; the channel's GEXT frame before an answer, a PUT frame's
+ *    bytes landing except where a posted copy's are pending; hostile PUT
+ *    frames to the server and hostile GEXT frames to a relay (from a
+ *    fake server with the key) ending only that session; the relay's
+ *    PUT before a GRAPH_LAUNCH of an exec it was told about, only then;
+ *    on a GPU, a graph of 1D and 2D copies to and from host memory
+ *    through the relay, launched synchronously and posted.
  */
 #include <arpa/inet.h>
 #include <sys/mman.h>
@@ -29,11 +37,13 @@
 #include <poll.h>
 #include <pthread.h>
 
+#include "xcuda/graph.h"
 #include "xcuda/hash.h"
 #include "xcuda/upstream.h"
 #include "dom0-daemon/ipc_table.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/transport_tcp.h"
+#include "dom0-daemon/up_graph.h"
 #include "dom0-daemon/up_link.h"
 #include "dom0-daemon/up_spans.h"
 #include "daemon_harness.h"
@@ -889,6 +899,263 @@ static void check_spans(void)
 
 /* ---- the server's channel, here ---- */
 
+/* ---- graph copies through the relay, on a GPU ---- */
+
+#define GC_SRC	(1u << 20)	/* 1D source: 4096 bytes */
+#define GC_DST	(2u << 20)	/* 1D destination */
+#define GC_SRC2	(3u << 20)	/* 2D source: 4 rows of 256, pitch 1024 */
+#define GC_DST2	(4u << 20)	/* 2D destination: pitch 512 */
+
+/* A memcpy node: 0, or the worker's status (or -1000 - error). */
+static int gc_node(struct xc_transport *t, uint32_t g, uint32_t dep,
+		   uint32_t entry, const struct xcuda_gparams *w,
+		   uint32_t *node)
+{
+	struct xcuda_graph_add_node_args a;
+	struct xcuda_graph_add_node_res r = { 0, 0, 0 };
+	uint8_t *arena = t->arena;
+	int st;
+
+	memset(&a, 0, sizeof(a));
+	memcpy(arena, w, sizeof(*w));
+	memcpy(arena + 1024, &dep, sizeof(dep));
+	a.graph = g;
+	a.entry = entry;
+	a.ndeps = dep ? 1 : 0;
+	a.deps = (struct xcuda_extent){ dep ? 1024 : 0, dep ? 4 : 0 };
+	a.params = (struct xcuda_extent){ 0, sizeof(*w) };
+	st = d_call(t, XCUDA_OP_GRAPH_ADD_NODE, &a, sizeof(a), &r, sizeof(r));
+	*node = r.node;
+	return st;
+}
+
+static void gc_side(struct xcuda_gside *sd, uint32_t where, uint64_t ptr,
+		    uint64_t pitch, uint64_t xsize, uint64_t ysize)
+{
+	memset(sd, 0, sizeof(*sd));
+	sd->where = where;
+	sd->ptr = ptr;
+	sd->pitch = pitch;
+	sd->xsize = xsize;
+	sd->ysize = ysize;
+}
+
+/* The destinations hold round @k's bytes (the gaps untouched). */
+static int gc_landed(const uint8_t *arena, int k)
+{
+	unsigned int i, y;
+
+	for (i = 0; i < 4096; i++)
+		if (arena[GC_DST + i] != (uint8_t)(i * 7 + k))
+			return 0;
+	for (y = 0; y < 4; y++)
+		for (i = 0; i < 512; i++)
+			if (arena[GC_DST2 + y * 512 + i] !=
+			    (i < 256 ? (uint8_t)(y * 31 + i + k) : 0xee))
+				return 0;
+	return 1;
+}
+
+static void check_graph_copies(void)
+{
+	struct xcuda_malloc_args ma = { 1u << 16 };
+	struct xcuda_malloc_res mr = { 0 };
+	struct xcuda_graph_create_args gca = { 0, { 0 } };
+	struct xcuda_graph_create_res gcr = { 0, { 0 } };
+	struct xcuda_graph_instantiate_args ia;
+	struct xcuda_graph_instantiate_res ir = { 0, { 0 } };
+	struct xcuda_graph_launch_args la = { 0, 0 };
+	struct xcuda_graph_exec_destroy_args xd;
+	struct xcuda_open_res r;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct xcuda_gparams w;
+	struct xc_transport t;
+	uint32_t n1, n2, n3, n4;
+	uint8_t *arena;
+	unsigned int i, y;
+	int st, k, ok = 1, early = 0;
+
+	REQUIRE_MSG(!g_open(&t, &rel) && !do_open(&t, &r), "session",
+		    "no session through the relay");
+	arena = t.arena;
+	if (d_call(&t, XCUDA_OP_MALLOC, &ma, sizeof(ma), &mr, sizeof(mr))) {
+		CHECK(1, "graph copies through the relay: skipped (no GPU)");
+		t.ops->close(&t);
+		return;
+	}
+	st = d_call(&t, XCUDA_OP_GRAPH_CREATE, &gca, sizeof(gca), &gcr,
+		    sizeof(gcr));
+	/* 1D: arena -> device -> arena. */
+	memset(&w, 0, sizeof(w));
+	w.type = cudaGraphNodeTypeMemcpy;
+	w.kind = cudaMemcpyHostToDevice;
+	w.extent[0] = 4096;
+	gc_side(&w.src, XCUDA_GSIDE_ARENA, GC_SRC, 4096, 4096, 1);
+	gc_side(&w.dst, XCUDA_GSIDE_DEV, mr.ptr, 4096, 4096, 1);
+	st = st ? st : gc_node(&t, gcr.pGraph, 0, XCUDA_GN_MEMCPY_1D, &w, &n1);
+	w.kind = cudaMemcpyDeviceToHost;
+	gc_side(&w.src, XCUDA_GSIDE_DEV, mr.ptr, 4096, 4096, 1);
+	gc_side(&w.dst, XCUDA_GSIDE_ARENA, GC_DST, 4096, 4096, 1);
+	st = st ? st : gc_node(&t, gcr.pGraph, n1, XCUDA_GN_MEMCPY_1D, &w,
+			       &n2);
+	/* 2D: rows at a pitch each way. */
+	w.kind = cudaMemcpyHostToDevice;
+	w.extent[0] = 256;
+	w.extent[1] = 4;
+	w.extent[2] = 1;
+	gc_side(&w.src, XCUDA_GSIDE_ARENA, GC_SRC2, 1024, 256, 4);
+	gc_side(&w.dst, XCUDA_GSIDE_DEV, mr.ptr + 8192, 256, 256, 4);
+	st = st ? st : gc_node(&t, gcr.pGraph, n2, XCUDA_GN_MEMCPY, &w, &n3);
+	w.kind = cudaMemcpyDeviceToHost;
+	gc_side(&w.src, XCUDA_GSIDE_DEV, mr.ptr + 8192, 256, 256, 4);
+	gc_side(&w.dst, XCUDA_GSIDE_ARENA, GC_DST2, 512, 256, 4);
+	st = st ? st : gc_node(&t, gcr.pGraph, n3, XCUDA_GN_MEMCPY, &w, &n4);
+	memset(&ia, 0, sizeof(ia));
+	ia.graph = gcr.pGraph;
+	st = st ? st : d_call(&t, XCUDA_OP_GRAPH_INSTANTIATE, &ia, sizeof(ia),
+			      &ir, sizeof(ir));
+	CHECK_MSG(!st && ir.pGraphExec, "graph copies through the relay: "
+		  "a graph of 1D and 2D copies to and from host memory "
+		  "instantiates", "status %d", st);
+	la.graphExec = ir.pGraphExec;
+	for (k = 0; !st && k < 3; k++) {
+		for (i = 0; i < 4096; i++)
+			arena[GC_SRC + i] = (uint8_t)(i * 7 + k);
+		for (y = 0; y < 4; y++)
+			for (i = 0; i < 1024; i++)
+				arena[GC_SRC2 + y * 1024 + i] =
+					(uint8_t)(y * 31 + i + k);
+		memset(arena + GC_DST, 0, 4096);
+		memset(arena + GC_DST2, 0xee, 4 * 512);
+		for (y = 0; y < 4; y++)
+			memset(arena + GC_DST2 + y * 512, 0, 256);
+		/* The first launch synchronous, the others posted. */
+		req_init(&t, &req, XCUDA_OP_GRAPH_LAUNCH, &la, sizeof(la));
+		if (k)
+			req.hdr.flags = XCUDA_RF_POSTED;
+		st = rpc(&t, &req, &rsp) ? -1 : rsp.status;
+		if (k && !st && arena[GC_DST + 1] == (uint8_t)(7 + k))
+			early = 1;
+		st = st ? st : d_call(&t, XCUDA_OP_DEVICE_SYNCHRONIZE, NULL,
+				      0, NULL, 0);
+		if (!st && !gc_landed(arena, k))
+			ok = 0;
+	}
+	CHECK_MSG(!st && ok && !early, "graph copies through the relay: "
+		  "three launches with new host bytes each time, synchronous "
+		  "and posted: the destinations hold them after the next "
+		  "synchronous call, not before, the gaps untouched",
+		  "status %d ok %d early %d", st, ok, early);
+	xd.graphExec = ir.pGraphExec;
+	memset(xd.pad0, 0, sizeof(xd.pad0));
+	st = d_call(&t, XCUDA_OP_GRAPH_EXEC_DESTROY, &xd, sizeof(xd), NULL, 0);
+	CHECK_MSG(!st, "graph copies through the relay: the exec is "
+		  "destroyed", "status %d", st);
+	t.ops->close(&t);
+}
+
+/* ---- graph copies' spans (up_graph.h) ---- */
+
+static void check_gspans(void)
+{
+	struct xd_up_span v[8], big[4];
+	struct xd_up_gside sd = { 1000, 0, 0, { 0, 0, 0 } };
+	struct xd_up_gtab t;
+	const struct xd_up_gent *e;
+	static struct xd_up_span many[XCUDA_UP_GEXT_MAX];
+	unsigned int n = 0, i;
+	int ret, ok;
+
+	/* 1D: one row, pitch and ysize not looked at. */
+	ret = xd_up_gside_spans(&sd, 300, 1, 1, 1u << 20, v, &n, 8);
+	CHECK_MSG(!ret && n == 1 && span_is(&v[0], 1000, 300, 300, 1),
+		  "graph spans: a 1D copy is one row", "ret %d n %u", ret, n);
+	/* 2D with a pitch and a position. */
+	n = 0;
+	sd = (struct xd_up_gside){ 1000, 64, 0, { 8, 2, 0 } };
+	ret = xd_up_gside_spans(&sd, 16, 3, 1, 1u << 20, v, &n, 8);
+	CHECK_MSG(!ret && n == 1 && span_is(&v[0], 1000 + 2 * 64 + 8, 16, 64,
+					     3),
+		  "graph spans: 2D rows at their pitch, from the position",
+		  "ret %d n %u", ret, n);
+	/* Rows that touch are one. */
+	n = 0;
+	sd = (struct xd_up_gside){ 0, 16, 0, { 0, 0, 0 } };
+	ret = xd_up_gside_spans(&sd, 16, 4, 1, 1u << 20, v, &n, 8);
+	CHECK_MSG(!ret && n == 1 && span_is(&v[0], 0, 64, 64, 1),
+		  "graph spans: rows that touch are one", "ret %d n %u", ret,
+		  n);
+	/* 3D, whole slices: evenly spaced, one span. */
+	n = 0;
+	sd = (struct xd_up_gside){ 4096, 32, 4, { 0, 0, 1 } };
+	ret = xd_up_gside_spans(&sd, 8, 4, 3, 1u << 20, v, &n, 8);
+	CHECK_MSG(!ret && n == 1 && span_is(&v[0], 4096 + 128, 8, 32, 12),
+		  "graph spans: 3D with whole slices is one span",
+		  "ret %d n %u", ret, n);
+	/* 3D, part of each slice: a span a slice. */
+	n = 0;
+	sd = (struct xd_up_gside){ 4096, 32, 8, { 4, 1, 0 } };
+	ret = xd_up_gside_spans(&sd, 8, 2, 3, 1u << 20, v, &n, 8);
+	CHECK_MSG(!ret && n == 3 && span_is(&v[0], 4096 + 36, 8, 32, 2) &&
+		  span_is(&v[2], 4096 + 36 + 2 * 256, 8, 32, 2),
+		  "graph spans: 3D with part of each slice, a span a slice",
+		  "ret %d n %u", ret, n);
+	/* Nothing to copy. */
+	n = 0;
+	ret = xd_up_gside_spans(&sd, 0, 2, 3, 1u << 20, v, &n, 8);
+	CHECK(!ret && !n, "graph spans: an empty copy has none");
+	/* Malformed or outside the arena. */
+	n = 0;
+	sd = (struct xd_up_gside){ (1u << 20) - 10, 0, 0, { 0, 0, 0 } };
+	ok = xd_up_gside_spans(&sd, 11, 1, 1, 1u << 20, v, &n, 8) == -EINVAL;
+	sd = (struct xd_up_gside){ 0, 8, 0, { 0, 0, 0 } };
+	ok = ok && xd_up_gside_spans(&sd, 16, 2, 1, 1u << 20, v, &n,
+				     8) == -EINVAL;
+	sd = (struct xd_up_gside){ 0, 64, 2, { 0, 0, 0 } };
+	ok = ok && xd_up_gside_spans(&sd, 16, 3, 2, 1u << 20, v, &n,
+				     8) == -EINVAL;
+	sd = (struct xd_up_gside){ 0, UINT64_MAX / 2, 4, { 0, 1, 0 } };
+	ok = ok && xd_up_gside_spans(&sd, 16, 2, 1, 1u << 20, v, &n,
+				     8) == -EINVAL;
+	sd = (struct xd_up_gside){ 0, 64, 2 + (1ull << 62), { 0, 0, 3 } };
+	ok = ok && xd_up_gside_spans(&sd, 16, 2, 1, 1u << 20, v, &n,
+				     8) == -EINVAL;
+	CHECK_MSG(ok && !n, "graph spans: past the arena, a pitch under the "
+		  "width, rows past a slice, overflows: -EINVAL", "n %u", n);
+	n = 0;
+	sd = (struct xd_up_gside){ 0, 32, 8, { 0, 0, 0 } };
+	CHECK(xd_up_gside_spans(&sd, 8, 2, 5, 1u << 20, big, &n, 4) ==
+	      -E2BIG, "graph spans: more than the cap: -E2BIG");
+
+	/* The relay's table. */
+	memset(&t, 0, sizeof(t));
+	ok = !xd_up_gtab_set(&t, 5, v, 2) && !xd_up_gtab_set(&t, 6, v, 3) &&
+	     (e = xd_up_gtab_find(&t, 5)) && e->n == 2 &&
+	     !memcmp(e->s, v, 2 * sizeof(*v)) && t.total == 5;
+	ok = ok && !xd_up_gtab_set(&t, 5, v + 1, 1) &&
+	     (e = xd_up_gtab_find(&t, 5)) && e->n == 1 &&
+	     !memcmp(e->s, v + 1, sizeof(*v)) && t.total == 4;
+	ok = ok && !xd_up_gtab_set(&t, 6, NULL, 0) &&
+	     !xd_up_gtab_find(&t, 6) && t.total == 1 && t.n == 1;
+	CHECK(ok, "graph table: set, replace, forget, with the total kept");
+	for (i = 0; i < XCUDA_UP_GEXT_MAX; i++)
+		many[i] = v[0];
+	ok = xd_up_gtab_set(&t, 7, many, XCUDA_UP_GEXT_MAX + 1) == -E2BIG &&
+	     !xd_up_gtab_find(&t, 7);
+	for (i = 0; ok && i < XCUDA_UP_GEXT_TOTAL / XCUDA_UP_GEXT_MAX - 1; i++)
+		ok = !xd_up_gtab_set(&t, 100 + i, many, XCUDA_UP_GEXT_MAX);
+	ok = ok && xd_up_gtab_set(&t, 99, many, XCUDA_UP_GEXT_MAX) == -E2BIG &&
+	     !xd_up_gtab_set(&t, 99, many, XCUDA_UP_GEXT_MAX - 1) &&
+	     t.total == XCUDA_UP_GEXT_TOTAL &&
+	     xd_up_gtab_set(&t, 5, many, 2) == -E2BIG &&
+	     !xd_up_gtab_find(&t, 5);
+	CHECK_MSG(ok, "graph table: an exec over XCUDA_UP_GEXT_MAX, or the "
+		  "table over XCUDA_UP_GEXT_TOTAL: -E2BIG", "total %u",
+		  t.total);
+	xd_up_gtab_fini(&t);
+}
+
 struct hs {
 	int fd;
 	int ret;
@@ -1069,7 +1336,119 @@ static void check_chan(void)
 		  "tcp channel: while a request runs, an empty frame every "
 		  "alive_ms (100 ms here)", "ret %d, %u frames", ret, i);
 
-	/* 7. Malformed: in_len that is not the extents'. */
+	/* 7. A graph's spans go to the relay before the answer. */
+	raw_req(&req, 0x7c9u, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0);
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	{
+		struct xd_up_span gs[2] = { { 4096, 100, 100, 1 },
+					    { 8192, 16, 32, 4 } };
+		struct xcuda_up_gext g;
+		struct xcuda_up_ext ge[2];
+
+		if (ret == 1)
+			ret = c.ops->graph_ext(&c, 9, gs, 2) ? -1 : 1;
+		reply_ok(&c, &got, 0);
+		if (ret == 1 && (rd(sv[1], &g, sizeof(g)) ||
+				 rd(sv[1], ge, sizeof(ge))))
+			ret = -2;
+		ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf,
+					     sizeof(buf)) : ret;
+		CHECK_MSG(!ret && g.magic == XCUDA_UP_GEXT_MAGIC &&
+			  g.exec == 9 && g.nr == 2 && !g.rsvd &&
+			  ge[0].off == 4096 && ge[0].width == 100 &&
+			  ge[0].rows == 1 && ge[1].off == 8192 &&
+			  ge[1].width == 16 && ge[1].pitch == 32 &&
+			  ge[1].rows == 4 && f.magic == XCUDA_UP_RSP_MAGIC &&
+			  f.rsp.id == req.hdr.id,
+			  "tcp channel: a GEXT frame (descriptions only) comes "
+			  "before the answer of its request", "ret %d", ret);
+	}
+
+	/* 8. A PUT before a launch: its bytes land, pending ones stay. */
+	memset(&mc, 0, sizeof(mc));
+	mc.dst = 40000;
+	mc.src = 0x7f0000000000ull;
+	mc.count = 100;
+	mc.dir = XCUDA_COPY_D2H;
+	mc.flags = XCUDA_COPY_ASYNC;
+	raw_req(&req, 0x7c9u, XCUDA_OP_MEMCPY, &mc, sizeof(mc));
+	req.hdr.flags = XCUDA_RF_POSTED;
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	memset(c.arena + 40000, 0xab, 100);	/* "the device wrote" */
+	reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf, sizeof(buf)) : -1;
+	memset(c.arena + 39900, 0xee, 100);
+	memset(c.arena + 40100, 0xee, 100);
+	memset(c.arena + 50000, 0xee, 200);
+	{
+		struct xcuda_graph_launch_args la = { 3, 0 };
+		struct xcuda_up_put pf = { XCUDA_UP_PUT_MAGIC, 2 };
+		struct xcuda_up_ext pe[2] = { { 39950, 200, 200, 1 },
+					      { 50000, 8, 64, 3 } };
+
+		memset(in, 0x5c, 200);
+		raw_req(&req, 0x7c9u, XCUDA_OP_GRAPH_LAUNCH, &la, sizeof(la));
+		req.hdr.flags = XCUDA_RF_POSTED;
+		if (!ret && (xd_up_write_all(sv[1], &pf, sizeof(pf)) ||
+			     xd_up_write_all(sv[1], &pe[0], sizeof(pe[0])) ||
+			     xd_up_write_all(sv[1], in, 200) ||
+			     xd_up_write_all(sv[1], &pe[1], sizeof(pe[1])) ||
+			     xd_up_write_all(sv[1], in, 24) ||
+			     send_frame(sv[1], &req, 0, NULL, 0)))
+			ret = -2;
+		ret = !ret ? c.ops->next(&c, &got, 2000) : ret;
+		for (i = 39900; ret == 1 && i < 40200; i++)
+			if (c.arena[i] != (i < 39950 || i >= 40150 ? 0xee :
+					   i >= 40000 && i < 40100 ? 0xab :
+					   0x5c))
+				ret = -1000 - (int)i;
+		for (i = 50000; ret == 1 && i < 50200; i++)
+			if (c.arena[i] != ((i - 50000) % 64 < 8 &&
+					   i < 50000 + 2 * 64 + 8 ? 0x5c :
+					   0xee))
+				ret = -100000 - (int)i;
+		CHECK_MSG(ret == 1 && got.hdr.op == XCUDA_OP_GRAPH_LAUNCH,
+			  "tcp channel: a PUT frame before a GRAPH_LAUNCH: its "
+			  "rows land, the gaps and a pending copy's bytes "
+			  "stay", "ret %d", ret);
+		/* The launch's copies wrote: a posted copy's bytes. */
+		if (ret == 1)
+			c.ops->note_out(&c, 50000, 8, 64, 3);
+		memset(c.arena + 50000, 0x6d, 8);
+		reply_ok(&c, &got, 0);
+		ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf,
+					     sizeof(buf)) : -1;
+		CHECK_MSG(!ret && !f.nr_out && f.rsp.id == req.hdr.id,
+			  "tcp channel: a posted launch's answer comes without "
+			  "the bytes its copies wrote", "ret %d nr_out %u",
+			  ret, f.nr_out);
+		/* Launched again: the same rows are pending once. */
+		raw_req(&req, 0x7c9u, XCUDA_OP_GRAPH_LAUNCH, &la, sizeof(la));
+		req.hdr.flags = XCUDA_RF_POSTED;
+		send_frame(sv[1], &req, 0, NULL, 0);
+		ret = c.ops->next(&c, &got, 2000);
+		if (ret == 1)
+			c.ops->note_out(&c, 50000, 8, 64, 3);
+		reply_ok(&c, &got, 0);
+		ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf,
+					     sizeof(buf)) : -1;
+	}
+	raw_req(&req, 0x7c9u, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0);
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf, sizeof(buf)) : -1;
+	CHECK_MSG(!ret && f.nr_out == 2 && e[0].off == 40000 &&
+		  e[1].off == 50000 && e[1].width == 8 && e[1].pitch == 64 &&
+		  e[1].rows == 3 && buf[100] == 0x6d && buf[107] == 0x6d &&
+		  buf[108] == 0x5c,
+		  "tcp channel: ... they come with the next synchronous "
+		  "answer, once for two launches",
+		  "ret %d nr_out %u", ret, f.nr_out);
+
+	/* 9. Malformed: in_len that is not the extents'. */
 	raw_req(&req, 0x7c9u, XCUDA_OP_ECHO, &echo, sizeof(echo));
 	req.hdr.data_off = 8192;
 	req.hdr.data_len = 100;
@@ -1178,6 +1557,64 @@ static void check_bad_handshakes(void)
 	      "... and logs the refusal with the peer's address");
 }
 
+/*
+ * A PUT frame on @fd, @nr extents from @e with @bytes bytes after each
+ * (0: width * rows), then a GRAPH_LAUNCH (unless @op is another).
+ */
+static int put_frame(int fd, uint32_t session, uint32_t nr,
+		     const struct xcuda_up_ext *e, uint64_t bytes, uint16_t op)
+{
+	struct xcuda_graph_launch_args la = { 1, 0 };
+	struct xcuda_up_put f = { XCUDA_UP_PUT_MAGIC, nr };
+	static uint8_t in[8192];
+	struct xcuda_request req;
+	uint32_t i;
+	int ret = xd_up_write_all(fd, &f, sizeof(f));
+
+	for (i = 0; i < nr && !ret; i++) {
+		ret = xd_up_write_all(fd, &e[i], sizeof(e[i]));
+		if (!ret)
+			ret = xd_up_write_all(fd, in, bytes ? bytes :
+					      e[i].width * e[i].rows);
+	}
+	if (ret || !op)
+		return ret;
+	raw_req(&req, session, op, &la, sizeof(la));
+	return send_frame(fd, &req, 0, NULL, 0);
+}
+
+/* Hostile PUT frames: 0 once sent. */
+static int put_hostile(int fd, int kind, uint32_t session)
+{
+	struct xcuda_up_ext e[2] = { { 4096, 64, 64, 1 },
+				     { (1u << 20) - 32, 64, 64, 1 } };
+
+	switch (kind) {
+	case 0:		/* no extents */
+		return put_frame(fd, session, 0, e, 0, XCUDA_OP_GRAPH_LAUNCH);
+	case 1: {	/* too many: the server stops at the count */
+		struct xcuda_up_put f = { XCUDA_UP_PUT_MAGIC,
+					  XCUDA_UP_GEXT_MAX + 1 };
+
+		return xd_up_write_all(fd, &f, sizeof(f));
+	}
+	case 2:		/* an extent past the arena */
+		return put_frame(fd, session, 2, e, 64, XCUDA_OP_GRAPH_LAUNCH);
+	case 3:		/* rows under their pitch */
+		e[0].rows = 2;
+		e[0].pitch = 32;
+		return put_frame(fd, session, 1, e, 0, XCUDA_OP_GRAPH_LAUNCH);
+	case 4:		/* truncated */
+		return put_frame(fd, session, 1, e, 10, 0) ||
+		       shutdown(fd, SHUT_WR);
+	case 5:		/* before another request */
+		return put_frame(fd, session, 1, e, 0, XCUDA_OP_ECHO);
+	default:	/* two in a row */
+		return put_frame(fd, session, 1, e, 0, 0) ||
+		       put_frame(fd, session, 1, e, 0, XCUDA_OP_GRAPH_LAUNCH);
+	}
+}
+
 /* One hostile frame after a correct handshake: the session must end. */
 static void hostile(const char *name, int kind, const char *log_needle)
 {
@@ -1218,6 +1655,9 @@ static void hostile(const char *name, int kind, const char *log_needle)
 			     !xd_up_write_all(fd, in, 1000) &&
 			     !shutdown(fd, SHUT_WR);
 			break;
+		default:	/* PUT frames (kind - 5: put_hostile) */
+			ok = !put_hostile(fd, kind - 5, w.session);
+			break;
 		}
 		ok = ok && closes(fd);
 	}
@@ -1247,6 +1687,39 @@ static void check_hostile_frames(void)
 		"(a truncated request)");
 	hostile("hostile frame, truncated bytes: that session ends", 4,
 		"(a truncated request)");
+
+	hostile("hostile PUT frame, no extents: that session ends", 5,
+		"(a graph's bytes: bad count)");
+	hostile("hostile PUT frame, more than XCUDA_UP_GEXT_MAX extents: that "
+		"session ends", 6, "(a graph's bytes: bad count)");
+	hostile("hostile PUT frame, an extent past the arena: that session "
+		"ends", 7, "(a graph's bytes: an extent outside the arena)");
+	hostile("hostile PUT frame, rows under their pitch: that session "
+		"ends", 8, "(a graph's bytes: an extent outside the arena)");
+	hostile("hostile PUT frame, truncated: that session ends", 9,
+		"(a truncated graph's bytes)");
+	hostile("hostile PUT frame, before a request other than GRAPH_LAUNCH: "
+		"that session ends", 10, "(bad magic)");
+	hostile("hostile PUT frames, two in a row: that session ends", 11,
+		"(bad magic)");
+
+	/* A well-formed PUT and its launch: answered, the session lives. */
+	fd = raw_session(1u << 20, &w);
+	ok = fd >= 0;
+	if (ok) {
+		struct xcuda_up_ext pe = { 4096, 100, 200, 3 };
+
+		ok = !put_frame(fd, w.session, 1, &pe, 0,
+				XCUDA_OP_GRAPH_LAUNCH) &&
+		     !read_answer(fd, &f, &e, 1, b, sizeof(b)) &&
+		     f.magic == XCUDA_UP_RSP_MAGIC &&
+		     f.rsp.op == XCUDA_OP_GRAPH_LAUNCH &&
+		     !raw_echo(fd, w.session, 0, 4096);
+	}
+	CHECK(ok, "a PUT frame before a GRAPH_LAUNCH: the launch is answered, "
+	      "the session lives");
+	if (fd >= 0)
+		close(fd);
 
 	/* Past the arena without bytes: the worker refuses the request. */
 	fd = raw_session(1u << 20, &w);
@@ -1379,6 +1852,268 @@ static void check_keyless_server(void)
 	CHECK(dlog_wait(&rel3, "the server does not know the key", 1, 5000),
 	      "... the relay logs why");
 	close(fk.lfd);
+	dmn_stop(&rel3, SIGTERM);
+}
+
+/* ---- graph extents from a server (a fake one with the key) ---- */
+
+struct gfake {
+	int lfd;
+	int kind;	/* 0: well-formed; else a hostile GEXT frame */
+	int ok;
+	char why[160];
+};
+
+/* The server's half of the handshake, granting the arena asked for. */
+static int gf_handshake(int fd)
+{
+	struct xcuda_up_welcome w = { 0, 0x5e5, 0 };
+	struct xcuda_up_hello h;
+	struct xcuda_up_chal ch;
+	struct xcuda_up_open o;
+
+	if (rd(fd, &h, sizeof(h)))
+		return -1;
+	memset(&ch, 0, sizeof(ch));
+	ch.magic = XCUDA_UP_MAGIC;
+	ch.version = XCUDA_UP_VERSION;
+	if (xd_up_nonce(ch.nonce) ||
+	    xd_up_mac(&key, XD_UP_LABEL_SERVER, h.nonce, ch.nonce, ch.mac) ||
+	    xd_up_write_all(fd, &ch, sizeof(ch)) || rd(fd, &o, sizeof(o)) ||
+	    !xd_up_mac_ok(&key, XD_UP_LABEL_RELAY, ch.nonce, h.nonce, o.mac))
+		return -1;
+	w.arena_size = o.arena_size;
+	return xd_up_write_all(fd, &w, sizeof(w));
+}
+
+/* The rest of a request frame after its magic, its bytes skipped. */
+static int gf_req_rest(int fd, struct xcuda_up_req *f)
+{
+	static uint8_t skip[4096];
+	uint32_t n;
+	int ret = rd(fd, (uint8_t *)f + 4, sizeof(*f) - 4);
+
+	for (n = 0; !ret && n < f->in_len; n += sizeof(skip))
+		ret = rd(fd, skip, f->in_len - n < sizeof(skip) ?
+			 f->in_len - n : sizeof(skip));
+	return ret;
+}
+
+static int gf_req(int fd, struct xcuda_up_req *f)
+{
+	int ret = rd(fd, &f->magic, 4);
+
+	if (!ret && f->magic != XCUDA_UP_REQ_MAGIC)
+		return -EPROTO;
+	return ret ? ret : gf_req_rest(fd, f);
+}
+
+static int gf_answer(int fd, const struct xcuda_up_req *f)
+{
+	struct xcuda_up_rsp r;
+
+	memset(&r, 0, sizeof(r));
+	r.magic = XCUDA_UP_RSP_MAGIC;
+	r.rsp.id = f->req.hdr.id;
+	r.rsp.op = f->req.hdr.op;
+	r.rsp.flags = f->req.hdr.flags;
+	return xd_up_write_all(fd, &r, sizeof(r));
+}
+
+static int gf_gext(int fd, uint32_t exec, uint32_t nr, uint32_t rsvd,
+		   const struct xcuda_up_ext *e, unsigned int ne)
+{
+	struct xcuda_up_gext g = { XCUDA_UP_GEXT_MAGIC, exec, nr, rsvd };
+	uint8_t b[sizeof(g) + 2 * sizeof(*e)];
+
+	/* One write: a relay that hangs up at the header fails no write. */
+	if (ne > 2)
+		return -1;
+	memcpy(b, &g, sizeof(g));
+	if (ne)
+		memcpy(b + sizeof(g), e, ne * sizeof(*e));
+	return xd_up_write_all(fd, b, sizeof(g) + ne * sizeof(*e)) ? -1 : 0;
+}
+
+/* The GRAPH_LAUNCH of exec @exec, in the frame read (op, args). */
+static int gf_is_launch(const struct xcuda_up_req *f, uint32_t exec)
+{
+	struct xcuda_graph_launch_args la;
+
+	memcpy(&la, f->req.args, sizeof(la));
+	return f->req.hdr.op == XCUDA_OP_GRAPH_LAUNCH && la.graphExec == exec;
+}
+
+/*
+ * After a hostile frame: OPEN's answer, which the relay, having hung up
+ * already, may not take; then whether it closes.
+ */
+static int gf_end(int fd, const struct xcuda_up_req *f)
+{
+	(void)gf_answer(fd, f);
+	return closes(fd);
+}
+
+#define GF_FAIL(...) do {						\
+		snprintf(gf->why, sizeof(gf->why), __VA_ARGS__);		\
+		goto out;						\
+	} while (0)
+
+static void *gext_server(void *arg)
+{
+	static const struct xcuda_up_ext ok2[2] = { { 4096, 100, 100, 1 },
+						    { 8192, 16, 32, 4 } };
+	struct gfake *gf = arg;
+	struct pollfd p = { .fd = gf->lfd, .events = POLLIN };
+	struct xcuda_up_ext e[2] = { ok2[0], ok2[1] }, x;
+	struct xcuda_up_req f;
+	struct xcuda_up_put pf;
+	uint8_t row[128];
+	unsigned int i, k;
+	int fd = -1;
+
+	if (poll(&p, 1, 10000) != 1 || (fd = accept(gf->lfd, NULL, NULL)) < 0)
+		GF_FAIL("no connection");
+	if (gf_handshake(fd) || gf_req(fd, &f) ||
+	    f.req.hdr.op != XCUDA_OP_OPEN)
+		GF_FAIL("handshake or OPEN");
+	switch (gf->kind) {
+	case 0:
+		break;
+	case 1:		/* past the arena */
+		e[1].off = GARENA - 10;
+		gf->ok = !gf_gext(fd, 5, 2, 0, e, 2) && gf_end(fd, &f);
+		goto out;
+	case 2:		/* too many */
+		gf->ok = !gf_gext(fd, 5, XCUDA_UP_GEXT_MAX + 1, 0, e, 2) &&
+			 closes(fd);
+		goto out;
+	case 3:		/* reserved bits */
+		gf->ok = !gf_gext(fd, 5, 2, 1, e, 2) && gf_end(fd, &f);
+		goto out;
+	case 4:		/* rows under their pitch */
+		e[1].pitch = 8;
+		gf->ok = !gf_gext(fd, 5, 2, 0, e, 2) && gf_end(fd, &f);
+		goto out;
+	default:	/* truncated */
+		gf->ok = !gf_gext(fd, 5, 2, 0, e, 1) &&
+			 !shutdown(fd, SHUT_WR) && closes(fd);
+		goto out;
+	}
+	/* Exec 5's spans, then OPEN's answer. */
+	if (gf_gext(fd, 5, 2, 0, ok2, 2) || gf_answer(fd, &f))
+		GF_FAIL("cannot answer");
+	/* Its launch: a PUT with the guest's bytes first. */
+	if (rd(fd, &pf, sizeof(pf)) || pf.magic != XCUDA_UP_PUT_MAGIC ||
+	    pf.nr != 2)
+		GF_FAIL("no PUT before the launch (magic %#x nr %u)", pf.magic,
+			pf.nr);
+	for (i = 0; i < 2; i++) {
+		if (rd(fd, &x, sizeof(x)) || memcmp(&x, &ok2[i], sizeof(x)))
+			GF_FAIL("PUT extent %u is not the one announced", i);
+		for (k = 0; k < x.rows; k++) {
+			if (rd(fd, row, x.width))
+				GF_FAIL("PUT rows");
+			if (row[0] != (uint8_t)(x.off + k * x.pitch) ||
+			    row[x.width - 1] !=
+			    (uint8_t)(x.off + k * x.pitch + x.width - 1))
+				GF_FAIL("PUT extent %u row %u: not the guest's "
+					"bytes", i, k);
+		}
+	}
+	if (gf_req(fd, &f) || !gf_is_launch(&f, 5) || gf_answer(fd, &f))
+		GF_FAIL("the launch does not follow its PUT");
+	/* Another exec's launch: nothing before it; then 5 is forgotten. */
+	if (gf_req(fd, &f) || !gf_is_launch(&f, 6))
+		GF_FAIL("a PUT for an exec never announced");
+	if (gf_gext(fd, 5, 0, 0, NULL, 0) || gf_answer(fd, &f))
+		GF_FAIL("cannot answer");
+	if (gf_req(fd, &f) || !gf_is_launch(&f, 5) || gf_answer(fd, &f))
+		GF_FAIL("a PUT for an exec forgotten");
+	/* CLOSE, or the relay hangs up. */
+	if (!gf_req(fd, &f))
+		gf_answer(fd, &f);
+	gf->ok = 1;
+out:
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static int g_launch(struct xc_transport *t, uint32_t exec)
+{
+	struct xcuda_graph_launch_args la = { exec, 0 };
+
+	return d_call(t, XCUDA_OP_GRAPH_LAUNCH, &la, sizeof(la), NULL, 0);
+}
+
+static void check_relay_graph(void)
+{
+	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
+	static const char *const names[] = {
+		NULL, "an extent past the arena",
+		"more than XCUDA_UP_GEXT_MAX extents", "reserved bits set",
+		"rows under their pitch", "truncated",
+	};
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct gfake gf = { -1, 0, 0, "" };
+	struct xcuda_open_res r;
+	struct xc_transport t;
+	socklen_t len = sizeof(a);
+	char addr[64];
+	pthread_t th;
+	uint8_t *p;
+	uint32_t i;
+	int st, k, before;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	gf.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE_MSG(gf.lfd >= 0 && !bind(gf.lfd, (struct sockaddr *)&a,
+					 sizeof(a)) && !listen(gf.lfd, 4) &&
+		    !getsockname(gf.lfd, (struct sockaddr *)&a, &len),
+		    "fake server", "%s", strerror(errno));
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(a.sin_port));
+	args[1] = addr;
+	REQUIRE_MSG(!dmn_start(&rel3, args, NULL), "relay to a fake server",
+		    "did not start");
+
+	pthread_create(&th, NULL, gext_server, &gf);
+	st = g_open(&t, &rel3) ? -1 : do_open(&t, &r);
+	if (!st) {
+		p = (uint8_t *)t.arena;
+		for (i = 0; i < 16384; i++)
+			p[i] = (uint8_t)i;
+		st = g_launch(&t, 5);
+		st = st ? st : g_launch(&t, 6);
+		st = st ? st : g_launch(&t, 5);
+	}
+	if (st != -1)
+		t.ops->close(&t);
+	pthread_join(th, NULL);
+	CHECK_MSG(!st && gf.ok, "relay: a GRAPH_LAUNCH of an exec the server "
+		  "announced is preceded by a PUT of the guest's bytes of its "
+		  "extents; none for another exec, none once it is forgotten",
+		  "status %d: %s", st, gf.why);
+
+	for (k = 1; k <= 5; k++) {
+		before = dlog_count(&rel3, "a graph's extents");
+		gf.kind = k;
+		gf.ok = 0;
+		gf.why[0] = 0;
+		pthread_create(&th, NULL, gext_server, &gf);
+		st = g_open(&t, &rel3) ? -1 : do_open(&t, &r);
+		if (st != -1)
+			t.ops->close(&t);
+		pthread_join(th, NULL);
+		CHECK_MSG(st == cudaErrorDevicesUnavailable && gf.ok &&
+			  dlog_wait(&rel3, "a graph's extents", before + 1,
+				    5000) && dmn_alive(&rel3),
+			  check_name("relay: a hostile GEXT frame (%s) ends "
+				     "that session only, with a clear error",
+				     names[k]),
+			  "status %d ok %d %s", st, gf.ok, gf.why);
+	}
+	close(gf.lfd);
 	dmn_stop(&rel3, SIGTERM);
 }
 
@@ -1562,6 +2297,7 @@ int main(void)
 
 	check_key_checks();
 	check_spans();
+	check_gspans();
 	check_chan();
 	check_domains();
 
@@ -1578,10 +2314,12 @@ int main(void)
 	check_xcudactl();
 	check_same_answers();
 	check_refusals();
+	check_graph_copies();
 	check_bad_handshakes();
 	check_hostile_frames();
 	check_wrong_key();
 	check_keyless_server();
+	check_relay_graph();
 	check_vanishing();
 	check_logs();
 	CHECK_MSG(WIFEXITED(dmn_stop(&rel, SIGTERM)) &&

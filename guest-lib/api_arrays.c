@@ -178,6 +178,13 @@ static enum xc_ac_side xc_ac_classify(struct xc_session *s, const void *p,
 
 	if (xc_in_arena(s, p, span, off))
 		return XC_AC_ARENA;
+	/*
+	 * Managed memory is device memory whatever the kind says: the
+	 * library never touches the program's managed pages (managed.c).
+	 */
+	if (xc_managed_any() && !xc_range_find((uintptr_t)p, &r) &&
+	    r.kind == XC_R_MANAGED)
+		return XC_AC_DEV;
 	if (host == 1)
 		return XC_AC_HOST;
 	if (host == 0)
@@ -458,6 +465,20 @@ static cudaError_t xc_ac_run(struct xc_ac *c, cudaStream_t stream,
 		if (err)
 			return xc_ret(err);
 		ds = xc_ac_classify(s, dp, dspan, hd, &doff);
+	}
+	/*
+	 * Managed memory that the kind calls host memory (pinned memory
+	 * can be managed underneath, api_memory.c): the worker is told it
+	 * is device memory, which it refuses to be called otherwise.
+	 */
+	if (hs >= 0 && hd >= 0 && ((ss == XC_AC_DEV && hs == 1) ||
+				   (ds == XC_AC_DEV && hd == 1))) {
+		hs = ss == XC_AC_DEV ? 0 : hs;
+		hd = ds == XC_AC_DEV ? 0 : hd;
+		a->kind = hs ? (hd ? cudaMemcpyHostToHost :
+			       cudaMemcpyHostToDevice) :
+			       (hd ? cudaMemcpyDeviceToHost :
+				     cudaMemcpyDeviceToDevice);
 	}
 	/* An empty copy goes as it is: CUDA says what it says of it. */
 	if (ss == XC_AC_HOST && !sspan)

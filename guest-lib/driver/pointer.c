@@ -34,7 +34,7 @@ static size_t xc_attr_size(CUpointer_attribute a)
 
 /* Host memory of the guest's: what the runtime's attributes tell. */
 static CUresult xc_host_attr(void *data, CUpointer_attribute attr,
-			     CUdeviceptr ptr, int kind)
+			     CUdeviceptr ptr)
 {
 	struct cudaPointerAttributes pa;
 	unsigned int u;
@@ -47,12 +47,12 @@ static CUresult xc_host_attr(void *data, CUpointer_attribute attr,
 		return (CUresult)err;
 	switch (attr) {
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
-		u = kind == XC_R_MANAGED ? CU_MEMORYTYPE_DEVICE :
-					   CU_MEMORYTYPE_HOST;
+		u = pa.type == cudaMemoryTypeManaged ? CU_MEMORYTYPE_DEVICE :
+						       CU_MEMORYTYPE_HOST;
 		memcpy(data, &u, sizeof(u));
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-		u = kind == XC_R_MANAGED;
+		u = pa.type == cudaMemoryTypeManaged;
 		memcpy(data, &u, sizeof(u));
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
@@ -88,7 +88,7 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
 	if (!data)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!xc_range_find((uintptr_t)ptr, &rg) && rg.kind != XC_R_DEVICE)
-		return xc_host_attr(data, attribute, ptr, rg.kind);
+		return xc_host_attr(data, attribute, ptr);
 	a.attr = attribute;
 	a.ptr = ptr;
 	memset(&r, 0, sizeof(r));

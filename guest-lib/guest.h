@@ -342,6 +342,9 @@ cudaError_t xc_props(int dev, const struct cudaDeviceProp **p);
 cudaError_t xc_pinned_alloc(struct xc_session *s, void **pHost, size_t size,
 			    unsigned int flags);
 
+/* Whether a stream capture may be under way (api_graph.c). */
+int xc_capture_maybe(void);
+
 /* ---- memory ranges (ranges.c) ---- */
 
 enum xc_range_kind { XC_R_DEVICE, XC_R_HOST_PINNED, XC_R_HOST_REGISTERED,

@@ -170,6 +170,11 @@ call A 5
 	entry cudaDeviceGetLimit
 	param pValue out
 	| a'
+refuses capturesync-alone 'capturesync is for postable calls' 'call A 5
+	flags capturesync
+	impl hand
+	args a:u64
+	| a'
 refuses variant-prototype "does not share" 'header cuda_runtime_api.h
 call A 5
 	entry cudaDeviceGetLimit cudaDeviceSetLimit

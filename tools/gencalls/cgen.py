@@ -159,9 +159,10 @@ def emit_struct(out, call, what, fields, size):
 
 def flags_expr(call):
     # Every library besides the runtime is flagged as the driver is: a
-    # call that answers its own status.
+    # call that answers its own status.  capturesync is the guest's
+    # business alone (its entry decides whether to post).
     fl = ['XCUDA_CF_%s' % ('DRIVER' if f in APIS else f.upper())
-          for f in CALL_FLAGS if f in call.flags]
+          for f in CALL_FLAGS if f in call.flags and f != 'capturesync']
     return ' | '.join(fl) if fl else '0'
 
 

@@ -96,6 +96,9 @@ def emit_docs(spec):
          'session\'s).', '',
          '**Flags**: *cuda* (the worker makes the header\'s device current '
          'first), *postable* (may be sent with `XCUDA_RF_POSTED`), '
+         '*capturesync* (postable, but sent synchronously while a stream '
+         'capture may be under way in the process, because a capture '
+         'refuses the call at once), '
          '*varargs* (`hdr.len` may stop before the last field).  **Data**: '
          'how the header\'s arena extent (`data_off`, `data_len`) is used; '
          'generated commands name their extents in their arguments '

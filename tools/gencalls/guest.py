@@ -201,6 +201,12 @@ def guest_body(c):
                  '%s, x, %d);' % (fl.xfer, c.name, '&r' if c.res else 'NULL',
                                   'sizeof(r)' if c.res else '0',
                                   len(xfers)))
+    elif 'capturesync' in c.flags:
+        # A capture refuses it at the call: no posting while one may run.
+        b += ['\tif (xc_capture_maybe())',
+              '\t\terr = xc_call_%s(%s);' % (c.lc, '&a' if c.args else ''),
+              '\telse',
+              '\t\terr = xc_post_%s(%s);' % (c.lc, '&a' if c.args else '')]
     elif 'postable' in c.flags:
         b.append('\terr = xc_post_%s(%s);' % (c.lc, '&a' if c.args else ''))
     else:

@@ -115,7 +115,7 @@ def api_of(name):
     return best
 
 
-CALL_FLAGS = ('cuda', 'postable', 'varargs') + tuple(APIS)
+CALL_FLAGS = ('cuda', 'postable', 'capturesync', 'varargs') + tuple(APIS)
 
 
 IMPLS = ('generated', 'hand', 'guest', 'worker')
@@ -545,5 +545,7 @@ def check_spec(spec):
             # may post (a launch) and leave errors to the next sync.
             fail('%s: generated driver calls answer their own status: '
                  'not postable' % c.where)
+        if 'capturesync' in c.flags and 'postable' not in c.flags:
+            fail('%s: capturesync is for postable calls' % c.where)
         if 'varargs' in c.flags and c.from_prototype:
             fail('%s: only explicit layouts may be varargs' % c.where)

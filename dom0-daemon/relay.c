@@ -14,6 +14,12 @@
  * share is atomic).  The list of requests in flight, which the receiving
  * thread checks each answer against, is under a mutex.
  *
+ * Host functions (up_hostfn.c): the receiving thread writes the
+ * server's records into the guest's slot area, which it learns from the
+ * guest's HOSTFN_SETUP and its answer; a watcher thread sends the
+ * guest's completions back.  It and the sending thread share the writer
+ * under @wlock, each holding it over whole frames.
+ *
  * The relay reads the guest's requests only as far as it must to read
  * the arena safely (the extents, each checked against the arena); the
  * server's worker validates everything as it would a local guest's.  The
@@ -40,6 +46,7 @@
 #include "common/ring_wait.h"
 #include "log.h"
 #include "relay.h"
+#include "up_hostfn.h"
 #include "up_spans.h"
 #include "worker.h"
 
@@ -90,6 +97,7 @@ struct xd_rq {
 	uint64_t id;
 	uint16_t op;
 	uint16_t flags;
+	uint64_t hf_off, hf_len;	/* a HOSTFN_SETUP's area */
 };
 
 struct xd_relay {
@@ -99,7 +107,9 @@ struct xd_relay {
 	uint32_t srv_session;
 	uint64_t timeout_ns;	/* 0: wait for answers forever */
 	struct xd_up_rd rd;	/* the receiving thread's */
-	struct xd_up_wr wr;	/* the sending thread's */
+	struct xd_up_wr wr;	/* under wlock: the sender's, the watcher's */
+	pthread_mutex_t wlock;
+	struct xd_up_hf hf;	/* host functions */
 	struct xd_up_span spans[XD_UP_SPANS_MAX];	/* the sender's */
 	pthread_mutex_t lock;	/* the list, busy_since */
 	struct xd_rq *q;
@@ -243,8 +253,18 @@ static int xd_relay_queue(struct xd_relay *r, const struct xcuda_request *req)
 	}
 	if (!r->qlen)
 		r->busy_since = xr_now_ns();
-	r->q[(r->qhead + r->qlen++) % r->qcap] = (struct xd_rq){
-		req->hdr.id, req->hdr.op, req->hdr.flags };
+	r->q[(r->qhead + r->qlen) % r->qcap] = (struct xd_rq){
+		req->hdr.id, req->hdr.op, req->hdr.flags, 0, 0 };
+	/* Where the slot area is, once the server accepts it. */
+	if (req->hdr.op == XCUDA_OP_HOSTFN_SETUP &&
+	    req->hdr.len >= sizeof(struct xcuda_hostfn_setup_args)) {
+		struct xcuda_hostfn_setup_args a;
+
+		memcpy(&a, req->args, sizeof(a));
+		r->q[(r->qhead + r->qlen) % r->qcap].hf_off = a.off;
+		r->q[(r->qhead + r->qlen) % r->qcap].hf_len = a.len;
+	}
+	r->qlen++;
 out:
 	pthread_mutex_unlock(&r->lock);
 	return ret;
@@ -325,9 +345,11 @@ static void xd_relay_send(struct xd_relay *r)
 			if (flushed)
 				continue;
 			flushed = 1;
+			pthread_mutex_lock(&r->wlock);
 			XD_ARENA_IO_BEGIN();
 			ret = xd_up_wr_flush(&r->wr);
 			XD_ARENA_IO_END();
+			pthread_mutex_unlock(&r->wlock);
 			if (ret)
 				goto link;
 			continue;
@@ -342,9 +364,11 @@ static void xd_relay_send(struct xd_relay *r)
 			break;
 		}
 		flushed = 0;
+		pthread_mutex_lock(&r->wlock);
 		XD_ARENA_IO_BEGIN();
 		ret = xd_relay_forward(r, &req);
 		XD_ARENA_IO_END();
+		pthread_mutex_unlock(&r->wlock);
 		if (ret == -EMSGSIZE || ret == -ENOBUFS)
 			break;
 		if (ret)
@@ -352,9 +376,11 @@ static void xd_relay_send(struct xd_relay *r)
 	}
 	/* What the guest sent before it went still goes (best effort). */
 	if (!flushed && !xd_flag(&r->link_done)) {
+		pthread_mutex_lock(&r->wlock);
 		XD_ARENA_IO_BEGIN();
 		(void)xd_up_wr_flush(&r->wr);
 		XD_ARENA_IO_END();
+		pthread_mutex_unlock(&r->wlock);
 	}
 	xd_flag_set(&r->guest_done, 1);
 	shutdown(r->fd, SHUT_RDWR);
@@ -363,6 +389,28 @@ link:
 	/* The receiver answers what is outstanding, and says why. */
 	xd_flag_set(&r->send_err, ret);
 	shutdown(r->fd, SHUT_RDWR);
+}
+
+/* The watcher's: a completion the guest stored, to the server. */
+static int xd_relay_send_done(void *arg, const struct xcuda_up_done *d)
+{
+	struct xd_relay *r = arg;
+	int ret;
+
+	pthread_mutex_lock(&r->wlock);
+	ret = xd_up_wr_add(&r->wr, d, sizeof(*d));
+	if (!ret) {
+		XD_ARENA_IO_BEGIN();
+		ret = xd_up_wr_flush(&r->wr);
+		XD_ARENA_IO_END();
+	}
+	pthread_mutex_unlock(&r->wlock);
+	if (ret) {
+		/* The receiver answers what is outstanding, and says why. */
+		xd_flag_set(&r->send_err, ret);
+		shutdown(r->fd, SHUT_RDWR);
+	}
+	return ret;
 }
 
 /* ---- server -> guest ---- */
@@ -434,7 +482,8 @@ static int xd_relay_frame(struct xd_relay *r)
 	struct xd_rq q;
 	int ret;
 
-	ret = xd_up_rd_read(&r->rd, &f, sizeof(f), XD_UP_STALL_MS);
+	/* Magic and count (or slot) first: a record is shorter. */
+	ret = xd_up_rd_read(&r->rd, &f, 8, XD_UP_STALL_MS);
 	if (ret == -EPIPE) {
 		pthread_mutex_lock(&r->lock);
 		qlen = r->qlen;
@@ -453,9 +502,34 @@ static int xd_relay_frame(struct xd_relay *r)
 		xd_relay_lost(r, ret, "reading an answer");
 		return 1;
 	}
+	if (f.magic == XCUDA_UP_REC_MAGIC) {
+		struct xcuda_up_rec rec;
+
+		memcpy(&rec, &f, 8);
+		ret = xd_up_rd_read(&r->rd, (uint8_t *)&rec + 8,
+				    sizeof(rec) - 8, XD_UP_STALL_MS);
+		if (!ret) {
+			XD_ARENA_IO_BEGIN();
+			ret = xd_up_hf_record(&r->hf, &rec, &r->rd);
+			XD_ARENA_IO_END();
+		}
+		if (ret) {
+			xd_relay_lost(r, ret == -EPIPE ? -EPROTO : ret,
+				      "a host function's record");
+			return 1;
+		}
+		return 0;
+	}
 	if ((f.magic != XCUDA_UP_RSP_MAGIC && f.magic != XCUDA_UP_DATA_MAGIC) ||
 	    f.nr_out > XCUDA_UP_MAX_OUT) {
 		xd_relay_lost(r, -EPROTO, "a malformed answer");
+		return 1;
+	}
+	ret = xd_up_rd_read(&r->rd, (uint8_t *)&f + 8, sizeof(f) - 8,
+			    XD_UP_STALL_MS);
+	if (ret) {
+		xd_relay_lost(r, ret == -EPIPE ? -EPROTO : ret,
+			      "reading an answer");
 		return 1;
 	}
 	for (i = 0; i < f.nr_out; i++) {
@@ -491,6 +565,11 @@ static int xd_relay_frame(struct xd_relay *r)
 	pthread_mutex_unlock(&r->lock);
 	if (ret) {
 		xd_relay_lost(r, ret, "an answer to no request");
+		return 1;
+	}
+	if (q.op == XCUDA_OP_HOSTFN_SETUP && !f.rsp.status &&
+	    xd_up_hf_setup(&r->hf, q.hf_off, q.hf_len)) {
+		xd_relay_lost(r, -EPROTO, "it accepted a bad HOSTFN_SETUP");
 		return 1;
 	}
 	if (f.rsp.op == XCUDA_OP_CLOSE && !f.rsp.status)
@@ -597,6 +676,8 @@ int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
 	r->addr = up->addr;
 	r->timeout_ns = xd_relay_timeout();
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->wlock, NULL);
+	xd_up_hf_init(&r->hf, c, xd_relay_send_done, r);
 	xd_log(XD_LOG_DEBUG, "relaying to %s, arena %llu bytes", up->addr,
 	       (unsigned long long)c->arena_size);
 	if (xd_relay_open(r, up)) {
@@ -616,6 +697,8 @@ int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
 	ret = 0;
 	xd_relay_counters(r);
 out:
+	/* Before the guest's arena goes: the watcher reads it. */
+	xd_up_hf_fini(&r->hf);
 	c->ops->close(c);
 	if (r->fd >= 0)
 		close(r->fd);
@@ -623,6 +706,7 @@ out:
 	xd_up_wr_fini(&r->wr);
 	free(r->q);
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->wlock);
 	free(r);
 	xd_log(XD_LOG_DEBUG, "session ended");
 	return ret;

@@ -46,6 +46,18 @@
  * bytes the device writes there from the guest's: it drops what a later
  * request brings for them.
  *
+ * Host functions (docs/protocol.md, "Host functions" and "The upstream
+ * link"): the guest's slot area is in its arena, of which the server has
+ * only a copy.  A trampoline of the server that publishes a record in
+ * the copy also sends it, server -> relay, as a struct xcuda_up_rec and
+ * its payload bytes; the relay writes payload, slot (seq last) and then
+ * bumps the area's wake word in the guest's arena (and wakes it, on a
+ * shared futex).  The relay learns where the area is from the guest's
+ * HOSTFN_SETUP and its answer 0.  When the guest has stored done = seq,
+ * the relay sends, relay -> server, a struct xcuda_up_done; the server
+ * stores it in its copy's slot, which releases the trampoline.  Either
+ * frame may come between any two others.
+ *
  * Both ends check every frame as they check a ring's: magic, sizes,
  * extents within the arena.  Anything else ends the session.  A relay
  * that loses the link, or hears nothing for XCUDA_UPSTREAM_TIMEOUT_S
@@ -69,6 +81,10 @@
 #define XCUDA_UP_REQ_MAGIC	0x71657278u	/* "xreq" */
 #define XCUDA_UP_RSP_MAGIC	0x70737278u	/* "xrsp" */
 #define XCUDA_UP_DATA_MAGIC	0x74616478u	/* "xdat": no answer */
+#define XCUDA_UP_REC_MAGIC	0x63657278u	/* "xrec": a host fn record */
+#define XCUDA_UP_DONE_MAGIC	0x6e6f6478u	/* "xdon": its completion */
+/* Most payload bytes a record carries. */
+#define XCUDA_UP_REC_MAX	65536
 /* Most extents one frame carries. */
 #define XCUDA_UP_MAX_OUT	4096
 
@@ -123,6 +139,34 @@ struct xcuda_up_ext {
 	uint64_t rows;		/* not 0 */
 };
 
+/*
+ * Server -> relay: a record the server published in slot @slot of its
+ * copy of the slot area (struct xcuda_hostfn_slot, xcuda/hostfn.h), and
+ * @plen bytes that follow: the payload, for [poff, poff + plen) of the
+ * arena (plen 0: none, poff 0).
+ */
+struct xcuda_up_rec {
+	uint32_t magic;		/* XCUDA_UP_REC_MAGIC */
+	uint32_t slot;		/* < XCUDA_HOSTFN_SLOTS */
+	uint64_t token;
+	uint32_t seq;		/* never 0 */
+	int32_t status;
+	uint32_t flags;
+	uint32_t plen;		/* at most XCUDA_UP_REC_MAX */
+	uint64_t arg;
+	uint64_t poff;
+};
+
+/* Relay -> server: the guest stored @done in slot @slot's done word. */
+struct xcuda_up_done {
+	uint32_t magic;		/* XCUDA_UP_DONE_MAGIC */
+	uint32_t slot;		/* < XCUDA_HOSTFN_SLOTS */
+	uint32_t done;
+	uint32_t rsvd;		/* zero */
+};
+
+_Static_assert(sizeof(struct xcuda_up_rec) == 48, "xcuda_up_rec");
+_Static_assert(sizeof(struct xcuda_up_done) == 16, "xcuda_up_done");
 _Static_assert(sizeof(struct xcuda_up_req) == 8 + sizeof(struct xcuda_request),
 	       "xcuda_up_req");
 _Static_assert(sizeof(struct xcuda_up_rsp) ==

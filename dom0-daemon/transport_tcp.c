@@ -490,8 +490,13 @@ static void xd_tcp_hf_wait(struct xd_chan *c, uint32_t *word, uint32_t val,
 	unsigned int n;
 	int ret;
 
-	if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != val || xd_tcp_dead(t))
+	if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != val)
 		return;
+	/* A dead link: the caller's look at peer_gone ends the wait. */
+	if (xd_tcp_dead(t)) {
+		nanosleep(&ts, NULL);
+		return;
+	}
 	if (pthread_mutex_trylock(&t->rlock)) {
 		syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
 		return;

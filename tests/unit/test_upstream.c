@@ -21,7 +21,13 @@
  *  - a relay with another key and a server without the key: refused,
  *    the guest's session fails at once with a clear error;
  *  - a server worker stopped (the relay's timeout), killed, and the
- *    whole server killed: the guest's next call fails promptly, no hang.
+ *    whole server killed: the guest's next call fails promptly, no hang;
+ *  - host functions: the `tcp` channel's records (xrec) and completions
+ *    (xdon), read by the worker's next() or by a waiting trampoline that
+ *    queues the requests it meets; hostile completions ending only their
+ *    session; the relay writing a record into the guest's slot area and
+ *    bumping its wake word, sending the guest's completion back, and
+ *    ending the session on a malformed record.
  */
 #include <arpa/inet.h>
 #include <sys/mman.h>
@@ -29,7 +35,11 @@
 #include <poll.h>
 #include <pthread.h>
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
 #include "xcuda/hash.h"
+#include "xcuda/hostfn.h"
 #include "xcuda/upstream.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/transport_tcp.h"
@@ -52,7 +62,8 @@ static struct dmn srv = { "server", -1, "", "" };
 static struct dmn rel = { "relay", -1, "", "" };
 static struct dmn rel2 = { "relay2", -1, "", "" };
 static struct dmn rel3 = { "relay3", -1, "", "" };
-static struct dmn *dmns[] = { &srv, &rel, &rel2, &rel3 };
+static struct dmn rel4 = { "relay4", -1, "", "" };
+static struct dmn *dmns[] = { &srv, &rel, &rel2, &rel3, &rel4 };
 static char keyp[400], key2p[400], badkeyp[400], shortkeyp[400];
 static char ctl[512];
 static struct xd_up_key key;
@@ -1071,6 +1082,132 @@ static void check_chan(void)
 	close(sv[1]);
 }
 
+/* A completion, as the relay sends it. */
+static int send_done(int fd, uint32_t slot, uint32_t done, uint32_t rsvd)
+{
+	struct xcuda_up_done d = { XCUDA_UP_DONE_MAGIC, slot, done, rsvd };
+
+	return xd_up_write_all(fd, &d, sizeof(d));
+}
+
+#define HF_OFF	65536u
+
+static void check_chan_hostfn(void)
+{
+	struct xd_tcp_conf conf = { &key, 0 };
+	struct xcuda_echo_args echo = { 0, 1, 0, 0 };
+	struct xcuda_hostfn_area *a;
+	struct xcuda_request req, got;
+	struct xcuda_up_ext e[4];
+	struct xcuda_up_rsp f;
+	struct xcuda_up_rec r;
+	static uint8_t buf[1 << 16], in[1 << 12];
+	struct hs h = { -1, -1, { 0, 0, 0 } };
+	struct xd_chan c;
+	char pay[16];
+	pthread_t th;
+	int sv[2], ret, i;
+
+	memset(&c, 0, sizeof(c));
+	REQUIRE_MSG(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+		    "socketpair", "%s", strerror(errno));
+	h.fd = sv[1];
+	pthread_create(&th, NULL, hs_relay, &h);
+	ret = xd_tcp_accept(sv[0], &c, &conf, 0x7caU);
+	pthread_join(th, NULL);
+	REQUIRE_MSG(!ret && !h.ret && c.ops->hostfn_setup &&
+		    c.ops->hostfn_publish && c.ops->hostfn_wait,
+		    "tcp channel (host functions): handshake, the ops",
+		    "accept %d relay %d", ret, h.ret);
+	/* The copy's area is zeroed, whatever a request brought there. */
+	memset(c.arena + HF_OFF, 0x5a, sizeof(*a));
+	CHECK_EQ(c.ops->hostfn_setup(&c, HF_OFF, 4096), 0,
+		 "tcp channel: hostfn_setup");
+	a = (struct xcuda_hostfn_area *)(c.arena + HF_OFF);
+	CHECK(!a->wake && !a->slot[63].done && !a->slot[0].seq,
+	      "tcp channel: the slot area of the copy starts zeroed");
+
+	/* 1. A record and its payload go to the relay as one frame. */
+	a->slot[3].token = 0x1234;
+	a->slot[3].status = 5;
+	a->slot[3].flags = XCUDA_HOSTFN_GRAPH;
+	a->slot[3].arg = 10;
+	memcpy(c.arena + 8192, "0123456789", 10);
+	a->slot[3].seq = 7;
+	ret = c.ops->hostfn_publish(&c, 3, 8192, 10);
+	memset(pay, 0, sizeof(pay));
+	if (!ret)
+		ret = rd(sv[1], &r, sizeof(r));
+	if (!ret)
+		ret = rd(sv[1], pay, 10);
+	CHECK_MSG(!ret && r.magic == XCUDA_UP_REC_MAGIC && r.slot == 3 &&
+		  r.token == 0x1234 && r.seq == 7 && r.status == 5 &&
+		  r.flags == XCUDA_HOSTFN_GRAPH && r.arg == 10 &&
+		  r.plen == 10 && r.poff == 8192 &&
+		  !memcmp(pay, "0123456789", 10),
+		  "tcp channel: a record goes as an xrec frame, its payload "
+		  "after it", "ret %d magic %#x slot %u seq %u plen %u", ret,
+		  r.magic, r.slot, r.seq, r.plen);
+	CHECK(c.ops->hostfn_publish(&c, 64, 0, 0) == -EINVAL &&
+	      c.ops->hostfn_publish(&c, 1, (1u << 20) - 8, 16) == -EINVAL,
+	      "tcp channel: no record for a slot or payload out of bounds");
+
+	/*
+	 * 2. A waiting trampoline reads while the worker is in CUDA: a
+	 * request on the way is queued with its bytes, the completion
+	 * behind it applied.
+	 */
+	raw_req(&req, 0x7caU, XCUDA_OP_ECHO, &echo, sizeof(echo));
+	req.hdr.data_off = 12288;
+	req.hdr.data_len = 100;
+	memset(in, 0x6b, 100);
+	send_frame(sv[1], &req, 100, in, 100);
+	send_done(sv[1], 3, 7, 0);
+	for (i = 0; i < 2000 && __atomic_load_n(&a->slot[3].done,
+						__ATOMIC_ACQUIRE) != 7; i++)
+		c.ops->hostfn_wait(&c, &a->slot[3].done, 0, 1000);
+	CHECK_MSG(a->slot[3].done == 7 && c.arena[12288] == 0x6b &&
+		  c.arena[12387] == 0x6b, "tcp channel: a waiting trampoline "
+		  "reads the completion, and the request before it with its "
+		  "bytes", "done %u after %d waits", a->slot[3].done, i);
+	ret = c.ops->next(&c, &got, 0);
+	CHECK_MSG(ret == 1 && got.hdr.id == req.hdr.id &&
+		  got.hdr.op == XCUDA_OP_ECHO, "tcp channel: ... next() "
+		  "takes the request the trampoline queued", "ret %d", ret);
+	if (ret == 1)
+		memset(c.arena + 12288, 0x6c, 100);
+	reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf, sizeof(buf)) : -1;
+	CHECK_MSG(!ret && f.rsp.id == req.hdr.id && f.nr_out == 1 &&
+		  e[0].off == 12288 && buf[0] == 0x6c && buf[99] == 0x6c,
+		  "tcp channel: ... and its answer carries what it wrote",
+		  "ret %d nr_out %u", ret, f.nr_out);
+
+	/* 3. The worker's next() applies a completion on its way. */
+	send_done(sv[1], 3, 9, 0);
+	raw_req(&req, 0x7caU, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0);
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	CHECK_MSG(ret == 1 && got.hdr.id == req.hdr.id &&
+		  a->slot[3].done == 9, "tcp channel: next() applies a "
+		  "completion before the request", "ret %d done %u", ret,
+		  a->slot[3].done);
+	if (ret == 1) {
+		reply_ok(&c, &got, 0);
+		read_answer(sv[1], &f, e, 4, buf, sizeof(buf));
+	}
+
+	/* 4. A completion for a slot that does not exist ends the link. */
+	send_done(sv[1], XCUDA_HOSTFN_SLOTS, 1, 0);
+	CHECK_EQ(c.ops->next(&c, &got, 2000), -EPROTO,
+		 "tcp channel: a completion for slot 64 is -EPROTO");
+	CHECK(c.ops->peer_gone(&c) &&
+	      c.ops->hostfn_publish(&c, 3, 0, 0) == -EPROTO,
+	      "tcp channel: ... for good, and records no longer go");
+	c.ops->close(&c);
+	close(sv[1]);
+}
+
 /* ---- the server against hostile relays ---- */
 
 static void check_bad_handshakes(void)
@@ -1107,6 +1244,22 @@ static void check_bad_handshakes(void)
 	CHECK(dlog_wait(&srv, "relay 127.0.0.1:", 1, 5000) &&
 	      dlog_wait(&srv, "wrong MAC", before + 1, 5000),
 	      "... and logs the refusal with the peer's address");
+}
+
+/* HOSTFN_SETUP on a raw session: 0 once the worker took the area. */
+static int raw_hf_setup(int fd, uint32_t session)
+{
+	struct xcuda_hostfn_setup_args a = { HF_OFF, 4096 };
+	struct xcuda_request req;
+	struct xcuda_up_rsp f;
+	struct xcuda_up_ext e;
+	uint8_t b[64];
+
+	raw_req(&req, session, XCUDA_OP_HOSTFN_SETUP, &a, sizeof(a));
+	if (send_frame(fd, &req, 0, NULL, 0) ||
+	    read_answer(fd, &f, &e, 1, b, sizeof(b)))
+		return -1;
+	return f.rsp.id == req.hdr.id ? f.rsp.status : -1;
 }
 
 /* One hostile frame after a correct handshake: the session must end. */
@@ -1149,6 +1302,26 @@ static void hostile(const char *name, int kind, const char *log_needle)
 			     !xd_up_write_all(fd, in, 1000) &&
 			     !shutdown(fd, SHUT_WR);
 			break;
+		case 5:		/* a completion before any slot area */
+			ok = !send_done(fd, 0, 1, 0);
+			break;
+		case 6:		/* a completion for slot 64 */
+		case 7:		/* rsvd not zero */
+		case 8:		/* half a completion */
+			ok = !raw_hf_setup(fd, w.session);
+			if (ok && kind == 8) {
+				struct xcuda_up_done d = {
+					XCUDA_UP_DONE_MAGIC, 0, 0, 0
+				};
+
+				ok = !xd_up_write_all(fd, &d, 8) &&
+				     !shutdown(fd, SHUT_WR);
+			} else if (ok) {
+				ok = !send_done(fd, kind == 6 ?
+						XCUDA_HOSTFN_SLOTS : 1, 1,
+						kind == 7);
+			}
+			break;
 		}
 		ok = ok && closes(fd);
 	}
@@ -1178,6 +1351,23 @@ static void check_hostile_frames(void)
 		"(a truncated request)");
 	hostile("hostile frame, truncated bytes: that session ends", 4,
 		"(a truncated request)");
+	hostile("hostile completion before any HOSTFN_SETUP: that session "
+		"ends", 5, "(a bad completion)");
+	hostile("hostile completion for slot 64: that session ends", 6,
+		"(a bad completion)");
+	hostile("hostile completion with rsvd set: that session ends", 7,
+		"(a bad completion)");
+	hostile("hostile completion cut short: that session ends", 8,
+		"(a truncated request)");
+
+	/* A completion nobody waits for changes nothing else. */
+	fd = raw_session(1u << 20, &w);
+	ok = fd >= 0 && !raw_hf_setup(fd, w.session) &&
+	     !send_done(fd, 5, 12345, 0) && !raw_echo(fd, w.session, 0, 4096);
+	CHECK(ok, "a completion for a slot nobody waits on: the session "
+	      "goes on");
+	if (fd >= 0)
+		close(fd);
 
 	/* Past the arena without bytes: the worker refuses the request. */
 	fd = raw_session(1u << 20, &w);
@@ -1311,6 +1501,189 @@ static void check_keyless_server(void)
 	      "... the relay logs why");
 	close(fk.lfd);
 	dmn_stop(&rel3, SIGTERM);
+}
+
+/* ---- host functions through the relay ---- */
+
+static int echo_status(struct xc_transport *t);
+
+/* A server that knows the key and answers 0 to everything (scripted). */
+struct hfsrv {
+	int lfd;
+	int bad;		/* after the completion: a record for slot 64 */
+	/* atomic, for the test */
+	int ready;		/* the record went */
+	uint32_t got_slot, got_done;
+	int got;		/* a completion came */
+};
+
+#define HF_POFF	131072u
+
+static int hf_send_rec(int fd, uint32_t slot, uint32_t seq)
+{
+	struct xcuda_up_rec r = { XCUDA_UP_REC_MAGIC, slot, 0xfeed, seq,
+				  3, XCUDA_HOSTFN_GRAPH, 6, 6, HF_POFF };
+
+	return xd_up_write_all(fd, &r, sizeof(r)) ||
+	       xd_up_write_all(fd, "abcdef", 6);
+}
+
+static void *hf_server(void *arg)
+{
+	struct hfsrv *hs = arg;
+	struct xcuda_up_hello h;
+	struct xcuda_up_chal ch;
+	struct xcuda_up_open o;
+	struct xcuda_up_welcome w;
+	struct xcuda_up_req f;
+	struct xcuda_up_rsp rsp;
+	struct pollfd p = { .fd = hs->lfd, .events = POLLIN };
+	static uint8_t skip[1 << 16];
+	int fd;
+
+	if (poll(&p, 1, 10000) != 1)
+		return NULL;
+	fd = accept(hs->lfd, NULL, NULL);
+	if (fd < 0)
+		return NULL;
+	memset(&ch, 0, sizeof(ch));
+	ch.magic = XCUDA_UP_MAGIC;
+	ch.version = XCUDA_UP_VERSION;
+	xd_up_nonce(ch.nonce);
+	if (rd(fd, &h, sizeof(h)) ||
+	    xd_up_mac(&key, XD_UP_LABEL_SERVER, h.nonce, ch.nonce, ch.mac) ||
+	    xd_up_write_all(fd, &ch, sizeof(ch)) || rd(fd, &o, sizeof(o)))
+		goto out;
+	w = (struct xcuda_up_welcome){ 0, 0x4321, o.arena_size };
+	if (xd_up_write_all(fd, &w, sizeof(w)))
+		goto out;
+	for (;;) {
+		/* A completion is 16 bytes, a request's head longer. */
+		if (xd_up_read_all(fd, &f, 16, xd_up_deadline(20000)))
+			break;
+		if (f.magic == XCUDA_UP_DONE_MAGIC) {
+			struct xcuda_up_done d;
+
+			memcpy(&d, &f, sizeof(d));
+			__atomic_store_n(&hs->got_slot, d.slot,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&hs->got_done, d.done,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&hs->got, 1, __ATOMIC_RELEASE);
+			if (hs->bad && hf_send_rec(fd, XCUDA_HOSTFN_SLOTS, 6))
+				break;
+			continue;
+		}
+		if (f.magic != XCUDA_UP_REQ_MAGIC || f.in_len > sizeof(skip) ||
+		    rd(fd, (uint8_t *)&f + 16, sizeof(f) - 16) ||
+		    rd(fd, skip, f.in_len))
+			break;
+		memset(&rsp, 0, sizeof(rsp));
+		rsp.magic = XCUDA_UP_RSP_MAGIC;
+		rsp.rsp.id = f.req.hdr.id;
+		rsp.rsp.op = f.req.hdr.op;
+		rsp.rsp.flags = f.req.hdr.flags;
+		if (xd_up_write_all(fd, &rsp, sizeof(rsp)))
+			break;
+		/* Right behind the setup's answer, as a trampoline may. */
+		if (f.req.hdr.op == XCUDA_OP_HOSTFN_SETUP) {
+			if (hf_send_rec(fd, 2, 5))
+				break;
+			__atomic_store_n(&hs->ready, 1, __ATOMIC_RELEASE);
+		}
+	}
+out:
+	close(fd);
+	return NULL;
+}
+
+static int wait_flag(const int *f, long ms)
+{
+	long end = now_ms() + ms;
+
+	while (!__atomic_load_n(f, __ATOMIC_ACQUIRE) && now_ms() < end)
+		nap_ms(2);
+	return __atomic_load_n(f, __ATOMIC_ACQUIRE);
+}
+
+static void check_relay_records(void)
+{
+	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
+	struct xcuda_hostfn_setup_args hf = { HF_OFF, 4096 };
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct hfsrv hs = { -1, 1, 0, 0, 0, 0 };
+	struct xcuda_hostfn_area *a;
+	struct xcuda_open_res r;
+	struct xc_transport t;
+	socklen_t len = sizeof(sa);
+	char addr[64];
+	pthread_t th;
+	long t0;
+	int st, ok, hport;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	hs.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE_MSG(hs.lfd >= 0 && !bind(hs.lfd, (struct sockaddr *)&sa,
+					 sizeof(sa)) && !listen(hs.lfd, 4) &&
+		    !getsockname(hs.lfd, (struct sockaddr *)&sa, &len),
+		    "scripted server", "%s", strerror(errno));
+	hport = ntohs(sa.sin_port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", hport);
+	args[1] = addr;
+	REQUIRE_MSG(!dmn_start(&rel4, args, NULL), "relay to a scripted "
+		    "server", "did not start");
+	pthread_create(&th, NULL, hf_server, &hs);
+	st = g_open(&t, &rel4) ? -1 : do_open(&t, &r);
+	CHECK_MSG(!st, "relay to a scripted server: a session", "status %d",
+		  st);
+	if (st == -1)
+		goto out;
+	a = (struct xcuda_hostfn_area *)((uint8_t *)t.arena + HF_OFF);
+	memset(a, 0, sizeof(*a));
+	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
+	ok = !st && wait_flag(&hs.ready, 5000);
+	t0 = now_ms();
+	while (ok && !__atomic_load_n(&a->slot[2].seq, __ATOMIC_ACQUIRE) &&
+	       now_ms() - t0 < 5000)
+		nap_ms(1);
+	CHECK_MSG(ok && a->slot[2].seq == 5 && a->slot[2].token == 0xfeed &&
+		  a->slot[2].status == 3 &&
+		  a->slot[2].flags == XCUDA_HOSTFN_GRAPH &&
+		  a->slot[2].arg == 6 && !a->slot[2].done &&
+		  __atomic_load_n(&a->wake, __ATOMIC_SEQ_CST) == 1 &&
+		  !memcmp((uint8_t *)t.arena + HF_POFF, "abcdef", 6) &&
+		  !a->slot[1].seq && !a->slot[3].seq,
+		  "relay: a server's record lands in the guest's slot area "
+		  "with its payload, and the wake word is bumped",
+		  "setup %d seq %u token %llx wake %u", st, a->slot[2].seq,
+		  (unsigned long long)a->slot[2].token, a->wake);
+	/* Not the seq delivered: nothing goes back. */
+	__atomic_store_n(&a->slot[2].done, 4, __ATOMIC_RELEASE);
+	nap_ms(100);
+	CHECK(!__atomic_load_n(&hs.got, __ATOMIC_ACQUIRE),
+	      "relay: a done word that is not the record's seq is not sent");
+	/* The guest completes it, as guest-lib/hostfn.c does. */
+	__atomic_store_n(&a->slot[2].done, 5, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &a->slot[2].done, FUTEX_WAKE, INT_MAX, NULL, NULL,
+		0);
+	CHECK_MSG(wait_flag(&hs.got, 5000) && hs.got_slot == 2 &&
+		  hs.got_done == 5, "relay: the guest's completion goes to "
+		  "the server as an xdon frame", "got %d slot %u done %u",
+		  hs.got, hs.got_slot, hs.got_done);
+	/* The scripted server answers with a record for slot 64. */
+	t0 = now_ms();
+	st = echo_status(&t);
+	CHECK_MSG(st == cudaErrorDevicesUnavailable ||
+		  (st <= -1000 && now_ms() - t0 < FAIL_MS),
+		  "relay: a record for slot 64 ends the session (the next "
+		  "call fails)", "status %d after %ld ms", st, now_ms() - t0);
+	CHECK(dlog_wait(&rel4, "a host function's record", 1, 5000),
+	      "... the relay says why");
+	t.ops->close(&t);
+out:
+	pthread_join(th, NULL);
+	close(hs.lfd);
+	dmn_stop(&rel4, SIGTERM);
 }
 
 /* ---- a vanishing server ---- */
@@ -1494,6 +1867,7 @@ int main(void)
 	check_key_checks();
 	check_spans();
 	check_chan();
+	check_chan_hostfn();
 
 	port = free_port();
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
@@ -1512,6 +1886,7 @@ int main(void)
 	check_hostile_frames();
 	check_wrong_key();
 	check_keyless_server();
+	check_relay_records();
 	check_vanishing();
 	check_logs();
 	CHECK_MSG(WIFEXITED(dmn_stop(&rel, SIGTERM)) &&

@@ -32,8 +32,15 @@
 # NAME.diff for failures, xcudad.log, summary.txt) go to $OUT if set, else
 # to BUILD/results/cuda.
 #
+# With XCUDA_COMPARE_UPSTREAM=1 the xcuda runs go through the upstream
+# link: that daemon is a relay (--upstream 127.0.0.1:PORT), and a second
+# one, started first with the real runtime, is the GPU server (--listen
+# 127.0.0.1:PORT, a fresh key; its log is xcudad-server.log).  PORT is
+# XCUDA_COMPARE_PORT (default 17701).
+#
 # Environment: NVCC, CUDA_HOME (passed on to make), XCUDA_TEST_TIMEOUT,
-# XCUDA_SKIP (space-separated program names to skip), OUT.
+# XCUDA_SKIP (space-separated program names to skip), OUT,
+# XCUDA_COMPARE_UPSTREAM, XCUDA_COMPARE_PORT.
 
 set -u
 
@@ -114,6 +121,16 @@ SOCK=$TMP/xcudad.sock
 LOG=$RESULTS/xcudad.log
 : >"$LOG"
 daemon_pid=
+server_pid=
+UP_ARGS=()
+
+stop_server() {
+	if [ -n "$server_pid" ]; then
+		kill "$server_pid" 2>/dev/null
+		wait "$server_pid" 2>/dev/null
+		server_pid=
+	fi
+}
 
 stop_daemon() {
 	if [ -n "$daemon_pid" ]; then
@@ -131,6 +148,7 @@ stop_daemon() {
 
 cleanup() {
 	stop_daemon
+	stop_server
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -146,11 +164,39 @@ daemon_alive() {
 	[ "$st" != Z ]
 }
 
+# The GPU server of XCUDA_COMPARE_UPSTREAM, and the relay's options.
+start_server() {
+	local port=${XCUDA_COMPARE_PORT:-17701} key=$TMP/link.key
+	head -c 48 /dev/urandom >"$key" && chmod 600 "$key" || return 1
+	env -u LD_LIBRARY_PATH "$XCUDAD" --socket "$TMP/server.sock" \
+		--listen "127.0.0.1:$port" --key "$key" \
+		>>"$RESULTS/xcudad-server.log" 2>&1 </dev/null &
+	server_pid=$!
+	for _ in $(seq 300); do
+		grep -q "listening for relays" "$RESULTS/xcudad-server.log" &&
+			break
+		kill -0 "$server_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! grep -q "listening for relays" "$RESULTS/xcudad-server.log"; then
+		echo "$0: the GPU server did not start; its log:" >&2
+		tail -n 30 "$RESULTS/xcudad-server.log" >&2
+		return 1
+	fi
+	UP_ARGS=(--upstream "127.0.0.1:$port" --key "$key")
+	echo "xcuda runs: through the upstream link (127.0.0.1:$port)"
+}
+
+if [ -n "${XCUDA_COMPARE_UPSTREAM:-}" ]; then
+	: >"$RESULTS/xcudad-server.log"
+	start_server || exit 2
+fi
+
 start_daemon() {
 	rm -f "$SOCK"
 	echo "=== starting xcudad $(date -u +%FT%TZ)" >>"$LOG"
 	env -u LD_LIBRARY_PATH "$XCUDAD" --socket "$SOCK" \
-		>>"$LOG" 2>&1 </dev/null &
+		${UP_ARGS[@]+"${UP_ARGS[@]}"} >>"$LOG" 2>&1 </dev/null &
 	daemon_pid=$!
 	for _ in $(seq 300); do # 30 s
 		[ -e "$SOCK" ] && return 0

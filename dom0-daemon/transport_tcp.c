@@ -116,6 +116,7 @@ struct xd_tcp {
 	int hf_on;
 	uint64_t hf_off;
 	pthread_mutex_t rlock;	/* @rd, the queue, @fspans (hf_on) */
+	int rwant;		/* atomic: the worker waits for rlock */
 	pthread_mutex_t plock;	/* @pend, against a trampoline reading */
 	struct xcuda_request *rq;	/* read by a trampoline, for next() */
 	unsigned int rqhead, rqlen, rqcap;
@@ -388,7 +389,10 @@ static int xd_tcp_next(struct xd_chan *c, struct xcuda_request *req,
 		ret = xd_tcp_next_read(t, c, &f, timeout_ms);
 		return ret == 1 ? xd_tcp_take(t, c, &f.req, req) : ret;
 	}
+	/* Trampolines leave rlock to us (a mutex is not fair). */
+	__atomic_add_fetch(&t->rwant, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_lock(&t->rlock);
+	__atomic_sub_fetch(&t->rwant, 1, __ATOMIC_ACQ_REL);
 	/* What a trampoline read while we were in CUDA comes first. */
 	if (t->rqlen) {
 		f.req = t->rq[t->rqhead];
@@ -497,7 +501,9 @@ static void xd_tcp_hf_wait(struct xd_chan *c, uint32_t *word, uint32_t val,
 		nanosleep(&ts, NULL);
 		return;
 	}
-	if (pthread_mutex_trylock(&t->rlock)) {
+	/* The worker reads, or wants to: it applies our completion. */
+	if (__atomic_load_n(&t->rwant, __ATOMIC_ACQUIRE) ||
+	    pthread_mutex_trylock(&t->rlock)) {
 		syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
 		return;
 	}
@@ -507,7 +513,8 @@ static void xd_tcp_hf_wait(struct xd_chan *c, uint32_t *word, uint32_t val,
 			goto out;
 	}
 	for (n = 0; n < XD_TCP_FOLLOW && !xd_tcp_dead(t); n++) {
-		if (n && !xd_up_rd_more(&t->rd))
+		if (n && (__atomic_load_n(&t->rwant, __ATOMIC_ACQUIRE) ||
+			  !xd_up_rd_more(&t->rd)))
 			break;
 		ret = xd_tcp_frame_in(t, c, &f, t->fspans, 1);
 		if (ret < 0)

@@ -638,7 +638,42 @@ static void test_link(void)
 	check_case("link: the worker's next() applies a completion and "
 		   "goes on waiting; a payload goes with its record");
 
-	/* 3. The relay hangs up: a waiting trampoline returns. */
+	/*
+	 * 3. While a host function runs, the guest's other threads go on:
+	 * the worker gets its requests although a trampoline waits.
+	 */
+	EXPECT(!tramp_start(&t, g, 0, 0), "thread");
+	ret = lrd(sv[1], &r, sizeof(r));
+	EXPECT(!ret && r.token == 88, "record: ret %d", ret);
+	memset(&ln, 0, sizeof(ln));
+	ln.c = &c;
+	EXPECT(!pthread_create(&ln.th, NULL, lnext_main, &ln), "thread");
+	nap_ms(20);
+	EXPECT(!lsend_req(sv[1], 4444), "send");
+	{
+		long end = now_ms() + 1000;
+
+		while (!__atomic_load_n(&ln.done, __ATOMIC_ACQUIRE) &&
+		       now_ms() < end)
+			nap_ms(2);
+	}
+	EXPECT(__atomic_load_n(&ln.done, __ATOMIC_ACQUIRE) && ln.ret == 1 &&
+	       ln.req.hdr.id == 4444 && !tramp_done(&t),
+	       "next() %d done %d while a trampoline waits", ln.ret,
+	       __atomic_load_n(&ln.done, __ATOMIC_ACQUIRE));
+	pthread_join(ln.th, NULL);
+	ln.th = 0;
+	memset(&rsp, 0, sizeof(rsp));
+	rsp.id = ln.req.hdr.id;
+	rsp.op = ln.req.hdr.op;
+	EXPECT(!c.ops->reply(&c, &rsp, 0) && !lrd(sv[1], &f, sizeof(f)) &&
+	       f.rsp.id == 4444, "the answer");
+	EXPECT(!lsend_done(sv[1], r.slot, r.seq) && tramp_join(&t, SLOW_MS),
+	       "the trampoline did not return on its completion");
+	check_case("link: requests go on being served while a trampoline "
+		   "waits");
+
+	/* 4. The relay hangs up: a waiting trampoline returns. */
 	EXPECT(!tramp_start(&t, g, 0, 0), "thread");
 	ret = lrd(sv[1], &r, sizeof(r));
 	EXPECT(!ret && r.token == 88, "record: ret %d", ret);

@@ -97,7 +97,8 @@ struct xd_rq {
 	uint64_t id;
 	uint16_t op;
 	uint16_t flags;
-	uint64_t hf_off, hf_len;	/* a HOSTFN_SETUP's area */
+	/* A HOSTFN_SETUP's area; an enqueue's token in hf_off. */
+	uint64_t hf_off, hf_len;
 };
 
 struct xd_relay {
@@ -264,6 +265,11 @@ static int xd_relay_queue(struct xd_relay *r, const struct xcuda_request *req)
 		r->q[(r->qhead + r->qlen) % r->qcap].hf_off = a.off;
 		r->q[(r->qhead + r->qlen) % r->qcap].hf_len = a.len;
 	}
+	if ((req->hdr.op == XCUDA_OP_HOST_FUNC_LAUNCH ||
+	     req->hdr.op == XCUDA_OP_STREAM_ADD_CALLBACK) &&
+	    req->hdr.len >= sizeof(uint64_t))
+		memcpy(&r->q[(r->qhead + r->qlen) % r->qcap].hf_off,
+		       req->args, sizeof(uint64_t));
 	r->qlen++;
 out:
 	pthread_mutex_unlock(&r->lock);
@@ -317,6 +323,8 @@ static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
 		       "the session", XD_RELAY_MAX_Q);
 		return ret;
 	}
+	/* What a host function's completion may have to bring again. */
+	xd_up_hf_forwarded(&r->hf, req, r->spans, n);
 	f.magic = XCUDA_UP_REQ_MAGIC;
 	f.in_len = (uint32_t)total;
 	f.req = *req;
@@ -391,19 +399,33 @@ link:
 	shutdown(r->fd, SHUT_RDWR);
 }
 
-/* The watcher's: a completion the guest stored, to the server. */
-static int xd_relay_send_done(void *arg, const struct xcuda_up_done *d)
+/*
+ * The watcher's: a completion the guest stored, to the server, with the
+ * arena bytes of @sp as they are now.
+ */
+static int xd_relay_send_done(void *arg, const struct xcuda_up_done *d,
+			      const struct xd_up_span *sp)
 {
 	struct xd_relay *r = arg;
+	struct xcuda_up_ext e;
+	unsigned int i;
+	uint64_t k;
 	int ret;
 
 	pthread_mutex_lock(&r->wlock);
+	XD_ARENA_IO_BEGIN();
 	ret = xd_up_wr_add(&r->wr, d, sizeof(*d));
-	if (!ret) {
-		XD_ARENA_IO_BEGIN();
-		ret = xd_up_wr_flush(&r->wr);
-		XD_ARENA_IO_END();
+	for (i = 0; i < d->nr_ext && !ret; i++) {
+		e = (struct xcuda_up_ext){ sp[i].off, sp[i].width,
+					   sp[i].pitch, sp[i].rows };
+		ret = xd_up_wr_add(&r->wr, &e, sizeof(e));
+		for (k = 0; k < sp[i].rows && !ret; k++)
+			ret = xd_up_wr_add(&r->wr, r->c->arena + sp[i].off +
+					   k * sp[i].pitch, sp[i].width);
 	}
+	if (!ret)
+		ret = xd_up_wr_flush(&r->wr);
+	XD_ARENA_IO_END();
 	pthread_mutex_unlock(&r->wlock);
 	if (ret) {
 		/* The receiver answers what is outstanding, and says why. */
@@ -572,6 +594,14 @@ static int xd_relay_frame(struct xd_relay *r)
 		xd_relay_lost(r, -EPROTO, "it accepted a bad HOSTFN_SETUP");
 		return 1;
 	}
+	if (q.op == XCUDA_OP_HOST_FUNC_LAUNCH ||
+	    q.op == XCUDA_OP_STREAM_ADD_CALLBACK) {
+		uint32_t graph;
+
+		memcpy(&graph, f.rsp.out, sizeof(graph));
+		xd_up_hf_answered(&r->hf, q.hf_off, f.rsp.status != 0,
+				  !f.rsp.status && graph);
+	}
 	if (f.rsp.op == XCUDA_OP_CLOSE && !f.rsp.status)
 		r->closed = 1;
 	/*
@@ -677,7 +707,11 @@ int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
 	r->timeout_ns = xd_relay_timeout();
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_mutex_init(&r->wlock, NULL);
-	xd_up_hf_init(&r->hf, c, xd_relay_send_done, r);
+	if (xd_up_hf_init(&r->hf, c, xd_relay_send_done, r)) {
+		xd_log(XD_LOG_ERROR, "out of memory");
+		xd_relay_refuse(c);
+		goto out;
+	}
 	xd_log(XD_LOG_DEBUG, "relaying to %s, arena %llu bytes", up->addr,
 	       (unsigned long long)c->arena_size);
 	if (xd_relay_open(r, up)) {

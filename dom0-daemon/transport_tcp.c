@@ -43,6 +43,10 @@
  * next(), which takes those first.  Pending extents (what a request's
  * bytes must not overwrite) are then under @plock, which the worker
  * holds while it answers.  Without host functions neither lock is taken.
+ * A record goes after the pending extents as they are, since the
+ * function may read what a copy before it in its stream wrote; a
+ * completion brings the bytes that copies queued after the function will
+ * read (the relay's choice), which the function may have written.
  */
 #include <errno.h>
 #include <poll.h>
@@ -248,16 +252,41 @@ static int xd_tcp_flush_before(struct xd_tcp *t, uint64_t len)
 }
 
 /*
- * The guest completed a record: the done word of our copy's slot, which
- * the trampoline compares with the seq it wrote, nothing else.
+ * The guest completed a record: first the arena bytes that copies queued
+ * behind the function will read (less pending ones, as for a request;
+ * a trampoline, @follower, holds plock for that), then the done word of
+ * our copy's slot, which the trampoline compares with the seq it wrote,
+ * nothing else.
  */
 static int xd_tcp_done(struct xd_tcp *t, struct xd_chan *c,
-		       const struct xcuda_up_done *d)
+		       const struct xcuda_up_done *d, int follower)
 {
 	struct xcuda_hostfn_area *a;
+	struct xcuda_up_ext e;
+	struct xd_up_span s;
+	unsigned int i;
+	uint64_t k;
+	int ret = 0;
 
-	if (!xd_tcp_hf(t) || d->slot >= XCUDA_HOSTFN_SLOTS || d->rsvd)
+	if (!xd_tcp_hf(t) || d->slot >= XCUDA_HOSTFN_SLOTS ||
+	    d->nr_ext > XCUDA_UP_MAX_OUT)
 		return xd_tcp_fail(t, -EPROTO, "a bad completion");
+	if (follower)
+		pthread_mutex_lock(&t->plock);
+	for (i = 0; i < d->nr_ext && !ret; i++) {
+		ret = xd_up_rd_read(&t->rd, &e, sizeof(e), XD_UP_STALL_MS);
+		s = (struct xd_up_span){ e.off, e.width, e.pitch, e.rows };
+		if (!ret && !xd_up_span_ok(&s, c->arena_size))
+			ret = -EPROTO;
+		for (k = 0; k < s.rows && !ret; k++)
+			ret = xd_tcp_read_range(t, c, s.off + k * s.pitch,
+						s.width);
+	}
+	if (follower)
+		pthread_mutex_unlock(&t->plock);
+	if (ret)
+		return xd_tcp_fail(t, ret == -EPIPE || ret == -ETIMEDOUT ?
+				   -EPROTO : ret, "a bad completion");
 	a = (struct xcuda_hostfn_area *)(c->arena + t->hf_off);
 	__atomic_store_n(&a->slot[d->slot].done, d->done, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &a->slot[d->slot].done, FUTEX_WAKE, INT_MAX, NULL,
@@ -291,7 +320,7 @@ static int xd_tcp_frame_in(struct xd_tcp *t, struct xd_chan *c,
 		struct xcuda_up_done d;
 
 		memcpy(&d, f, sizeof(d));
-		return xd_tcp_done(t, c, &d);
+		return xd_tcp_done(t, c, &d, follower);
 	}
 	if (f->magic != XCUDA_UP_REQ_MAGIC)
 		return xd_tcp_fail(t, -EPROTO, "bad magic");
@@ -429,6 +458,10 @@ static int xd_tcp_queue(struct xd_tcp *t, const struct xcuda_request *req)
 
 /* ---- host functions ---- */
 
+static int xd_tcp_frame(struct xd_tcp *t, struct xd_chan *c,
+			const struct xcuda_response *rsp,
+			const struct xd_tcp_out *v, unsigned int n);
+
 static int xd_tcp_hf_setup(struct xd_chan *c, uint64_t off, uint64_t len)
 {
 	struct xd_tcp *t = c->priv;
@@ -448,6 +481,7 @@ static int xd_tcp_hf_publish(struct xd_chan *c, unsigned int slot,
 	struct xd_tcp *t = c->priv;
 	const struct xcuda_hostfn_slot *sl;
 	struct xcuda_up_rec r;
+	unsigned int i, n;
 	int ret = xd_tcp_dead(t);
 
 	if (ret)
@@ -469,7 +503,19 @@ static int xd_tcp_hf_publish(struct xd_chan *c, unsigned int slot,
 	r.plen = (uint32_t)plen;
 	r.poff = plen ? poff : 0;
 	pthread_mutex_lock(&t->wlock);
-	ret = xd_up_wr_add(&t->wr, &r, sizeof(r));
+	/*
+	 * The pending extents first, as they are now: a copy into the arena
+	 * before the function in its stream has landed, and the function
+	 * may read it.  They stay pending, to go again once all have landed.
+	 */
+	for (i = 0, ret = 0; i < t->npend && !ret; i += n) {
+		n = t->npend - i;
+		if (n > XCUDA_UP_MAX_OUT)
+			n = XCUDA_UP_MAX_OUT;
+		ret = xd_tcp_frame(t, c, NULL, t->pend + i, n);
+	}
+	if (!ret)
+		ret = xd_up_wr_add(&t->wr, &r, sizeof(r));
 	if (!ret && plen)
 		ret = xd_up_wr_add(&t->wr, c->arena + poff, plen);
 	if (!ret)

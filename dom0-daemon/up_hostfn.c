@@ -10,14 +10,22 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 
+#include "xcuda/calls.h"
 #include "log.h"
 #include "up_hostfn.h"
+
+/* Both enqueues name the function first. */
+_Static_assert(offsetof(struct xcuda_host_func_launch_args, token) == 0 &&
+	       offsetof(struct xcuda_stream_add_callback_args, token) == 0,
+	       "token first");
 
 /* Polling the guest's done words while records are outstanding. */
 #define XD_UP_HF_NAP_MIN_US	10
@@ -29,9 +37,10 @@ static long xd_up_hf_futex(uint32_t *word, int op, uint32_t val,
 	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
 }
 
-void xd_up_hf_init(struct xd_up_hf *h, struct xd_chan *c,
-		   int (*send_done)(void *arg, const struct xcuda_up_done *d),
-		   void *arg)
+int xd_up_hf_init(struct xd_up_hf *h, struct xd_chan *c,
+		  int (*send_done)(void *arg, const struct xcuda_up_done *d,
+				   const struct xd_up_span *sp),
+		  void *arg)
 {
 	memset(h, 0, sizeof(*h));
 	h->c = c;
@@ -40,6 +49,116 @@ void xd_up_hf_init(struct xd_up_hf *h, struct xd_chan *c,
 	h->arg = arg;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cv, NULL);
+	h->copies = calloc(XD_UP_HF_MAX_COPIES, sizeof(*h->copies));
+	h->enq = calloc(XD_UP_HF_MAX_ENQ, sizeof(*h->enq));
+	h->sp = calloc(XD_UP_HF_MAX_COPIES, sizeof(*h->sp));
+	return h->copies && h->enq && h->sp ? 0 : -ENOMEM;
+}
+
+/* Forgets enqueue @i.  Lock held. */
+static void xd_up_hf_enq_drop(struct xd_up_hf *h, unsigned int i)
+{
+	memmove(h->enq + i, h->enq + i + 1,
+		(h->nenq - i - 1) * sizeof(*h->enq));
+	h->nenq--;
+	/* A copy older than every enqueue left runs before each of them. */
+	while (h->ncopies &&
+	       (!h->nenq || h->copies[h->chead].f < h->enq[0].f)) {
+		h->chead = (h->chead + 1) % XD_UP_HF_MAX_COPIES;
+		h->ncopies--;
+	}
+}
+
+void xd_up_hf_forwarded(struct xd_up_hf *h, const struct xcuda_request *req,
+			const struct xd_up_span *sp, unsigned int n)
+{
+	uint16_t op = req->hdr.op;
+	uint64_t token = 0;
+	unsigned int i;
+	int enq = 0;
+
+	if (!__atomic_load_n(&h->on, __ATOMIC_ACQUIRE))
+		return;
+	if (op == XCUDA_OP_HOST_FUNC_LAUNCH ||
+	    op == XCUDA_OP_STREAM_ADD_CALLBACK) {
+		if (req->hdr.len < sizeof(token))
+			return;
+		memcpy(&token, req->args, sizeof(token));
+		enq = 1;
+	} else if (op == XCUDA_OP_GRAPH_LAUNCH) {
+		enq = 2;
+	} else if ((op != XCUDA_OP_MEMCPY && op != XCUDA_OP_MEMCPY_2D &&
+		    op != XCUDA_OP_ARRAY_COPY) || !n) {
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	h->fwd++;
+	if (enq == 2 && !h->graphs) {
+		/* No graph of the session has run a function yet. */
+	} else if (enq) {
+		if (h->nenq == XD_UP_HF_MAX_ENQ)
+			xd_up_hf_enq_drop(h, 0);
+		h->enq[h->nenq++] = (struct xd_up_hf_enq){ h->fwd, token };
+	} else if (h->nenq) {
+		for (i = 0; i < n; i++) {
+			if (h->ncopies == XD_UP_HF_MAX_COPIES) {
+				h->chead = (h->chead + 1) %
+					   XD_UP_HF_MAX_COPIES;
+				h->ncopies--;
+			}
+			h->copies[(h->chead + h->ncopies++) %
+				  XD_UP_HF_MAX_COPIES] =
+				(struct xd_up_hf_copy){ h->fwd, sp[i] };
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+void xd_up_hf_answered(struct xd_up_hf *h, uint64_t token, int failed,
+		       int graph)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&h->lock);
+	if (graph)
+		h->graphs = 1;
+	/* Nothing will run for it as a one-shot function. */
+	for (i = h->nenq; (failed || graph) && i-- > 0;) {
+		if (h->enq[i].token == token) {
+			xd_up_hf_enq_drop(h, i);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+/*
+ * The spans to refresh with the completion of a record of @token and
+ * @flags, into h->sp: the copies after the enqueue that ran it (a
+ * one-shot function's own, the oldest graph launch's), which it leaves.
+ * Lock held.
+ */
+static unsigned int xd_up_hf_refresh(struct xd_up_hf *h, uint64_t token,
+				     uint32_t flags)
+{
+	unsigned int i, k, n = 0;
+	uint64_t f;
+
+	for (i = 0; i < h->nenq; i++)
+		if (h->enq[i].token == (flags & XCUDA_HOSTFN_GRAPH ? 0 : token))
+			break;
+	if (i == h->nenq)
+		return 0;
+	f = h->enq[i].f;
+	for (k = 0; k < h->ncopies; k++) {
+		const struct xd_up_hf_copy *cp =
+			&h->copies[(h->chead + k) % XD_UP_HF_MAX_COPIES];
+
+		if (cp->f > f)
+			h->sp[n++] = cp->s;
+	}
+	xd_up_hf_enq_drop(h, i);
+	return n;
 }
 
 int xd_up_hf_setup(struct xd_up_hf *h, uint64_t off, uint64_t len)
@@ -52,6 +171,7 @@ int xd_up_hf_setup(struct xd_up_hf *h, uint64_t off, uint64_t len)
 	pthread_mutex_lock(&h->lock);
 	h->area = (struct xcuda_hostfn_area *)(h->c->arena + off);
 	pthread_mutex_unlock(&h->lock);
+	__atomic_store_n(&h->on, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -104,7 +224,12 @@ static void *xd_up_hf_watch(void *arg)
 					XCUDA_UP_DONE_MAGIC, i, d, 0
 				};
 
-				err = h->send_done(h->arg, &f);
+				/* h->sp is this thread's alone. */
+				pthread_mutex_lock(&h->lock);
+				f.nr_ext = xd_up_hf_refresh(h, h->token[i],
+							    h->flags[i]);
+				pthread_mutex_unlock(&h->lock);
+				err = h->send_done(h->arg, &f, h->sp);
 				sent |= 1ull << i;
 			} else if (first == XCUDA_HOSTFN_SLOTS) {
 				first = i;
@@ -161,6 +286,10 @@ int xd_up_hf_record(struct xd_up_hf *h, const struct xcuda_up_rec *r,
 		xd_up_hf_futex(&h->area->wake, FUTEX_WAKE, INT_MAX, NULL);
 	pthread_mutex_lock(&h->lock);
 	h->seq[r->slot] = r->seq;
+	h->token[r->slot] = r->token;
+	h->flags[r->slot] = r->flags;
+	if (r->flags & XCUDA_HOSTFN_GRAPH)
+		h->graphs = 1;
 	h->out |= 1ull << r->slot;
 	if (!h->started && !h->stop) {
 		if (pthread_create(&h->th, NULL, xd_up_hf_watch, h))
@@ -184,4 +313,7 @@ void xd_up_hf_fini(struct xd_up_hf *h)
 	h->started = 0;
 	pthread_cond_destroy(&h->cv);
 	pthread_mutex_destroy(&h->lock);
+	free(h->copies);
+	free(h->enq);
+	free(h->sp);
 }

@@ -53,10 +53,16 @@
  * its payload bytes; the relay writes payload, slot (seq last) and then
  * bumps the area's wake word in the guest's arena (and wakes it, on a
  * shared futex).  The relay learns where the area is from the guest's
- * HOSTFN_SETUP and its answer 0.  When the guest has stored done = seq,
- * the relay sends, relay -> server, a struct xcuda_up_done; the server
- * stores it in its copy's slot, which releases the trampoline.  Either
- * frame may come between any two others.
+ * HOSTFN_SETUP and its answer 0.  Before a record the server sends the
+ * pending extents (a posted copy into the arena before the function in
+ * its stream has landed, and the function may read it), and keeps them
+ * pending.  When the guest has stored done = seq, the relay sends, relay
+ * -> server, a struct xcuda_up_done and nr_ext extents: the arena bytes
+ * that copies from the arena, sent after the function was enqueued, will
+ * read, as the function may have written them; the server puts them in
+ * its copy (less pending bytes), then stores done in its copy's slot,
+ * which releases the trampoline.  Either frame may come between any two
+ * others.
  *
  * Both ends check every frame as they check a ring's: magic, sizes,
  * extents within the arena.  Anything else ends the session.  A relay
@@ -157,12 +163,16 @@ struct xcuda_up_rec {
 	uint64_t poff;
 };
 
-/* Relay -> server: the guest stored @done in slot @slot's done word. */
+/*
+ * Relay -> server: the guest stored @done in slot @slot's done word;
+ * @nr_ext extents follow (struct xcuda_up_ext and its rows, as in a
+ * response frame): arena bytes to refresh first.
+ */
 struct xcuda_up_done {
 	uint32_t magic;		/* XCUDA_UP_DONE_MAGIC */
 	uint32_t slot;		/* < XCUDA_HOSTFN_SLOTS */
 	uint32_t done;
-	uint32_t rsvd;		/* zero */
+	uint32_t nr_ext;	/* at most XCUDA_UP_MAX_OUT */
 };
 
 _Static_assert(sizeof(struct xcuda_up_rec) == 48, "xcuda_up_rec");

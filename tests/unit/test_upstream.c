@@ -1083,9 +1083,9 @@ static void check_chan(void)
 }
 
 /* A completion, as the relay sends it. */
-static int send_done(int fd, uint32_t slot, uint32_t done, uint32_t rsvd)
+static int send_done(int fd, uint32_t slot, uint32_t done, uint32_t nr_ext)
 {
-	struct xcuda_up_done d = { XCUDA_UP_DONE_MAGIC, slot, done, rsvd };
+	struct xcuda_up_done d = { XCUDA_UP_DONE_MAGIC, slot, done, nr_ext };
 
 	return xd_up_write_all(fd, &d, sizeof(d));
 }
@@ -1197,7 +1197,82 @@ static void check_chan_hostfn(void)
 		read_answer(sv[1], &f, e, 4, buf, sizeof(buf));
 	}
 
-	/* 4. A completion for a slot that does not exist ends the link. */
+	/*
+	 * 4. A posted copy into the arena is pending: a record goes after
+	 * its bytes as they are (the function may read them), and they stay
+	 * pending for the next synchronous answer.
+	 */
+	{
+		struct xcuda_memcpy_args mc = { 0 };
+		struct xcuda_up_ext x;
+
+		mc.dst = 4096;
+		mc.src = 0x7f0000000000ull;
+		mc.count = 1000;
+		mc.dir = XCUDA_COPY_D2H;
+		mc.flags = XCUDA_COPY_ASYNC;
+		raw_req(&req, 0x7caU, XCUDA_OP_MEMCPY, &mc, sizeof(mc));
+		req.hdr.flags = XCUDA_RF_POSTED;
+		send_frame(sv[1], &req, 0, NULL, 0);
+		ret = c.ops->next(&c, &got, 2000);
+		memset(c.arena + 4096, 0xab, 1000);
+		if (ret == 1) {
+			reply_ok(&c, &got, 0);
+			ret = read_answer(sv[1], &f, e, 4, buf, sizeof(buf));
+		}
+		a->slot[4].token = 0x55;
+		a->slot[4].seq = 11;
+		ret = ret ? ret : c.ops->hostfn_publish(&c, 4, 0, 0);
+		if (!ret)
+			ret = read_frame(sv[1], &f, e, 4, buf, sizeof(buf));
+		CHECK_MSG(!ret && f.magic == XCUDA_UP_DATA_MAGIC &&
+			  f.nr_out == 1 && e[0].off == 4096 &&
+			  e[0].width * e[0].rows == 1000 && buf[0] == 0xab &&
+			  buf[999] == 0xab && !rd(sv[1], &r, sizeof(r)) &&
+			  r.magic == XCUDA_UP_REC_MAGIC && r.slot == 4,
+			  "tcp channel: a record goes after the pending "
+			  "extents' bytes", "ret %d magic %#x nr_out %u", ret,
+			  f.magic, f.nr_out);
+
+		/*
+		 * 5. A completion brings bytes for copies queued behind the
+		 * function: they land, less the pending ones, before done.
+		 */
+		struct xcuda_up_done d = { XCUDA_UP_DONE_MAGIC, 4, 11, 2 };
+		x = (struct xcuda_up_ext){ 20000, 16, 16, 1 };
+		memset(in, 0x71, 16);
+		ret = xd_up_write_all(sv[1], &d, sizeof(d)) ||
+		      xd_up_write_all(sv[1], &x, sizeof(x)) ||
+		      xd_up_write_all(sv[1], in, 16);
+		x = (struct xcuda_up_ext){ 5000, 200, 200, 1 };
+		memset(in, 0x72, 200);
+		ret = ret || xd_up_write_all(sv[1], &x, sizeof(x)) ||
+		      xd_up_write_all(sv[1], in, 200);
+		for (i = 0; !ret && i < 2000 && a->slot[4].done != 11; i++)
+			c.ops->hostfn_wait(&c, &a->slot[4].done, 0, 1000);
+		CHECK_MSG(!ret && a->slot[4].done == 11 &&
+			  c.arena[20000] == 0x71 && c.arena[20015] == 0x71 &&
+			  c.arena[5095] == 0xab && c.arena[5096] == 0x72 &&
+			  c.arena[5199] == 0x72, "tcp channel: a completion's "
+			  "extents land before done, pending bytes kept",
+			  "ret %d done %u", ret, a->slot[4].done);
+
+		/* The pending bytes still go with the next answer. */
+		raw_req(&req, 0x7caU, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0);
+		send_frame(sv[1], &req, 0, NULL, 0);
+		ret = c.ops->next(&c, &got, 2000);
+		if (ret == 1) {
+			reply_ok(&c, &got, 0);
+			ret = read_answer(sv[1], &f, e, 4, buf, sizeof(buf));
+		}
+		CHECK_MSG(!ret && f.magic == XCUDA_UP_RSP_MAGIC &&
+			  f.nr_out == 1 && e[0].off == 4096 && buf[0] == 0xab,
+			  "tcp channel: ... and still go with the next "
+			  "synchronous answer", "ret %d nr_out %u", ret,
+			  f.nr_out);
+	}
+
+	/* 6. A completion for a slot that does not exist ends the link. */
 	send_done(sv[1], XCUDA_HOSTFN_SLOTS, 1, 0);
 	CHECK_EQ(c.ops->next(&c, &got, 2000), -EPROTO,
 		 "tcp channel: a completion for slot 64 is -EPROTO");
@@ -1306,7 +1381,7 @@ static void hostile(const char *name, int kind, const char *log_needle)
 			ok = !send_done(fd, 0, 1, 0);
 			break;
 		case 6:		/* a completion for slot 64 */
-		case 7:		/* rsvd not zero */
+		case 7:		/* more extents than a frame carries */
 		case 8:		/* half a completion */
 			ok = !raw_hf_setup(fd, w.session);
 			if (ok && kind == 8) {
@@ -1319,7 +1394,8 @@ static void hostile(const char *name, int kind, const char *log_needle)
 			} else if (ok) {
 				ok = !send_done(fd, kind == 6 ?
 						XCUDA_HOSTFN_SLOTS : 1, 1,
-						kind == 7);
+						kind == 7 ?
+						XCUDA_UP_MAX_OUT + 1 : 0);
 			}
 			break;
 		}
@@ -1355,7 +1431,7 @@ static void check_hostile_frames(void)
 		"ends", 5, "(a bad completion)");
 	hostile("hostile completion for slot 64: that session ends", 6,
 		"(a bad completion)");
-	hostile("hostile completion with rsvd set: that session ends", 7,
+	hostile("hostile completion with 4097 extents: that session ends", 7,
 		"(a bad completion)");
 	hostile("hostile completion cut short: that session ends", 8,
 		"(a truncated request)");
@@ -1513,8 +1589,11 @@ struct hfsrv {
 	int bad;		/* after the completion: a record for slot 64 */
 	/* atomic, for the test */
 	int ready;		/* the record went */
-	uint32_t got_slot, got_done;
+	uint32_t got_slot, got_done, got_ext;
+	uint64_t got_off, got_len;	/* its first extent */
+	uint8_t got_byte;		/* ... the extent's first byte */
 	int got;		/* a completion came */
+	int copies;		/* MEMCPY requests seen */
 };
 
 #define HF_POFF	131072u
@@ -1522,7 +1601,7 @@ struct hfsrv {
 static int hf_send_rec(int fd, uint32_t slot, uint32_t seq)
 {
 	struct xcuda_up_rec r = { XCUDA_UP_REC_MAGIC, slot, 0xfeed, seq,
-				  3, XCUDA_HOSTFN_GRAPH, 6, 6, HF_POFF };
+				  3, 0, 6, 6, HF_POFF };
 
 	return xd_up_write_all(fd, &r, sizeof(r)) ||
 	       xd_up_write_all(fd, "abcdef", 6);
@@ -1563,8 +1642,22 @@ static void *hf_server(void *arg)
 			break;
 		if (f.magic == XCUDA_UP_DONE_MAGIC) {
 			struct xcuda_up_done d;
+			struct xcuda_up_ext x;
+			uint32_t i;
 
 			memcpy(&d, &f, sizeof(d));
+			for (i = 0; i < d.nr_ext; i++) {
+				if (rd(fd, &x, sizeof(x)) ||
+				    x.width * x.rows > sizeof(skip) ||
+				    rd(fd, skip, x.width * x.rows))
+					goto out;
+				if (!i) {
+					hs->got_off = x.off;
+					hs->got_len = x.width * x.rows;
+					hs->got_byte = skip[0];
+				}
+			}
+			hs->got_ext = d.nr_ext;
 			__atomic_store_n(&hs->got_slot, d.slot,
 					 __ATOMIC_RELAXED);
 			__atomic_store_n(&hs->got_done, d.done,
@@ -1585,8 +1678,11 @@ static void *hf_server(void *arg)
 		rsp.rsp.flags = f.req.hdr.flags;
 		if (xd_up_write_all(fd, &rsp, sizeof(rsp)))
 			break;
-		/* Right behind the setup's answer, as a trampoline may. */
-		if (f.req.hdr.op == XCUDA_OP_HOSTFN_SETUP) {
+		/*
+		 * After the second copy (the first is before the enqueue), as
+		 * a trampoline whose stream was busy.
+		 */
+		if (f.req.hdr.op == XCUDA_OP_MEMCPY && ++hs->copies == 2) {
 			if (hf_send_rec(fd, 2, 5))
 				break;
 			__atomic_store_n(&hs->ready, 1, __ATOMIC_RELEASE);
@@ -1610,8 +1706,11 @@ static void check_relay_records(void)
 {
 	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
 	struct xcuda_hostfn_setup_args hf = { HF_OFF, 4096 };
+	struct xcuda_host_func_launch_args fl = { 0xfeed, 0, 0 };
+	struct xcuda_host_func_launch_res fr;
+	struct xcuda_memcpy_args mc = { 0 };
 	struct sockaddr_in sa = { .sin_family = AF_INET };
-	struct hfsrv hs = { -1, 1, 0, 0, 0, 0 };
+	struct hfsrv hs;
 	struct xcuda_hostfn_area *a;
 	struct xcuda_open_res r;
 	struct xc_transport t;
@@ -1621,6 +1720,8 @@ static void check_relay_records(void)
 	long t0;
 	int st, ok, hport;
 
+	memset(&hs, 0, sizeof(hs));
+	hs.bad = 1;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	hs.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	REQUIRE_MSG(hs.lfd >= 0 && !bind(hs.lfd, (struct sockaddr *)&sa,
@@ -1641,14 +1742,31 @@ static void check_relay_records(void)
 	a = (struct xcuda_hostfn_area *)((uint8_t *)t.arena + HF_OFF);
 	memset(a, 0, sizeof(*a));
 	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
+	/*
+	 * A copy from the arena, the function's enqueue, a copy after it:
+	 * the function's completion brings the second copy's bytes again.
+	 */
+	mc.dst = 0x7f0000000000ull;
+	mc.src = HF_POFF + 8192;
+	mc.count = 64;
+	mc.dir = XCUDA_COPY_H2D;
+	mc.flags = XCUDA_COPY_ASYNC;
+	if (!st)
+		st = d_call(&t, XCUDA_OP_MEMCPY, &mc, sizeof(mc), NULL, 0);
+	if (!st)
+		st = d_call(&t, XCUDA_OP_HOST_FUNC_LAUNCH, &fl, sizeof(fl), &fr,
+			    sizeof(fr));
+	mc.src = HF_POFF + 4096;
+	memset((uint8_t *)t.arena + HF_POFF + 4096, 0x11, 64);
+	if (!st)
+		st = d_call(&t, XCUDA_OP_MEMCPY, &mc, sizeof(mc), NULL, 0);
 	ok = !st && wait_flag(&hs.ready, 5000);
 	t0 = now_ms();
 	while (ok && !__atomic_load_n(&a->slot[2].seq, __ATOMIC_ACQUIRE) &&
 	       now_ms() - t0 < 5000)
 		nap_ms(1);
 	CHECK_MSG(ok && a->slot[2].seq == 5 && a->slot[2].token == 0xfeed &&
-		  a->slot[2].status == 3 &&
-		  a->slot[2].flags == XCUDA_HOSTFN_GRAPH &&
+		  a->slot[2].status == 3 && !a->slot[2].flags &&
 		  a->slot[2].arg == 6 && !a->slot[2].done &&
 		  __atomic_load_n(&a->wake, __ATOMIC_SEQ_CST) == 1 &&
 		  !memcmp((uint8_t *)t.arena + HF_POFF, "abcdef", 6) &&
@@ -1662,7 +1780,8 @@ static void check_relay_records(void)
 	nap_ms(100);
 	CHECK(!__atomic_load_n(&hs.got, __ATOMIC_ACQUIRE),
 	      "relay: a done word that is not the record's seq is not sent");
-	/* The guest completes it, as guest-lib/hostfn.c does. */
+	/* The function wrote the copy's source; the guest completes it. */
+	memset((uint8_t *)t.arena + HF_POFF + 4096, 0x77, 64);
 	__atomic_store_n(&a->slot[2].done, 5, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &a->slot[2].done, FUTEX_WAKE, INT_MAX, NULL, NULL,
 		0);
@@ -1670,6 +1789,13 @@ static void check_relay_records(void)
 		  hs.got_done == 5, "relay: the guest's completion goes to "
 		  "the server as an xdon frame", "got %d slot %u done %u",
 		  hs.got, hs.got_slot, hs.got_done);
+	CHECK_MSG(hs.got_ext == 1 && hs.got_off == HF_POFF + 4096 &&
+		  hs.got_len == 64 && hs.got_byte == 0x77,
+		  "relay: ... with the bytes of the copy sent after the "
+		  "function's enqueue, as the function left them (not the "
+		  "copy's before it)", "nr_ext %u off %llu len %llu byte %#x",
+		  hs.got_ext, (unsigned long long)hs.got_off,
+		  (unsigned long long)hs.got_len, hs.got_byte);
 	/* The scripted server answers with a record for slot 64. */
 	t0 = now_ms();
 	st = echo_status(&t);

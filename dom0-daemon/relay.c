@@ -589,10 +589,13 @@ static int xd_relay_frame(struct xd_relay *r)
 		xd_relay_lost(r, ret, "an answer to no request");
 		return 1;
 	}
-	if (q.op == XCUDA_OP_HOSTFN_SETUP && !f.rsp.status &&
-	    xd_up_hf_setup(&r->hf, q.hf_off, q.hf_len)) {
-		xd_relay_lost(r, -EPROTO, "it accepted a bad HOSTFN_SETUP");
-		return 1;
+	if (q.op == XCUDA_OP_HOSTFN_SETUP && !f.rsp.status) {
+		ret = xd_up_hf_setup(&r->hf, q.hf_off, q.hf_len);
+		if (ret) {
+			xd_relay_lost(r, ret, ret == -EPROTO ? "it accepted a "
+				      "bad HOSTFN_SETUP" : "host functions");
+			return 1;
+		}
 	}
 	if (q.op == XCUDA_OP_HOST_FUNC_LAUNCH ||
 	    q.op == XCUDA_OP_STREAM_ADD_CALLBACK) {
@@ -707,11 +710,7 @@ int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
 	r->timeout_ns = xd_relay_timeout();
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_mutex_init(&r->wlock, NULL);
-	if (xd_up_hf_init(&r->hf, c, xd_relay_send_done, r)) {
-		xd_log(XD_LOG_ERROR, "out of memory");
-		xd_relay_refuse(c);
-		goto out;
-	}
+	xd_up_hf_init(&r->hf, c, xd_relay_send_done, r);
 	xd_log(XD_LOG_DEBUG, "relaying to %s, arena %llu bytes", up->addr,
 	       (unsigned long long)c->arena_size);
 	if (xd_relay_open(r, up)) {

@@ -37,10 +37,10 @@ static long xd_up_hf_futex(uint32_t *word, int op, uint32_t val,
 	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
 }
 
-int xd_up_hf_init(struct xd_up_hf *h, struct xd_chan *c,
-		  int (*send_done)(void *arg, const struct xcuda_up_done *d,
-				   const struct xd_up_span *sp),
-		  void *arg)
+void xd_up_hf_init(struct xd_up_hf *h, struct xd_chan *c,
+		   int (*send_done)(void *arg, const struct xcuda_up_done *d,
+				    const struct xd_up_span *sp),
+		   void *arg)
 {
 	memset(h, 0, sizeof(*h));
 	h->c = c;
@@ -49,10 +49,6 @@ int xd_up_hf_init(struct xd_up_hf *h, struct xd_chan *c,
 	h->arg = arg;
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->cv, NULL);
-	h->copies = calloc(XD_UP_HF_MAX_COPIES, sizeof(*h->copies));
-	h->enq = calloc(XD_UP_HF_MAX_ENQ, sizeof(*h->enq));
-	h->sp = calloc(XD_UP_HF_MAX_COPIES, sizeof(*h->sp));
-	return h->copies && h->enq && h->sp ? 0 : -ENOMEM;
 }
 
 /* Forgets enqueue @i.  Lock held. */
@@ -168,6 +164,12 @@ int xd_up_hf_setup(struct xd_up_hf *h, uint64_t off, uint64_t len)
 	if (off % 64 || len < sizeof(struct xcuda_hostfn_area) ||
 	    !xcuda_extent_ok(off, len, h->c->arena_size))
 		return -EPROTO;
+	/* Only sessions with host functions pay for the bookkeeping. */
+	h->copies = calloc(XD_UP_HF_MAX_COPIES, sizeof(*h->copies));
+	h->enq = calloc(XD_UP_HF_MAX_ENQ, sizeof(*h->enq));
+	h->sp = calloc(XD_UP_HF_MAX_COPIES, sizeof(*h->sp));
+	if (!h->copies || !h->enq || !h->sp)
+		return -ENOMEM;
 	pthread_mutex_lock(&h->lock);
 	h->area = (struct xcuda_hostfn_area *)(h->c->arena + off);
 	pthread_mutex_unlock(&h->lock);

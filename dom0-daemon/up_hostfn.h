@@ -72,8 +72,8 @@ struct xd_up_hf {
 	struct xd_up_span *sp;		/* the watcher's */
 };
 
-/* 0, or -ENOMEM. */
-int xd_up_hf_init(struct xd_up_hf *h, struct xd_chan *c,
+/* Allocates nothing: that waits for the area. */
+void xd_up_hf_init(struct xd_up_hf *h, struct xd_chan *c,
 		  int (*send_done)(void *arg, const struct xcuda_up_done *d,
 				   const struct xd_up_span *sp),
 		  void *arg);
@@ -85,8 +85,8 @@ void xd_up_hf_forwarded(struct xd_up_hf *h, const struct xcuda_request *req,
 			const struct xd_up_span *sp, unsigned int n);
 /*
  * The guest's HOSTFN_SETUP for [@off, @off + @len) was answered 0: the
- * area, checked as the worker checks it.  0, or -EPROTO when the server
- * accepted an area it must refuse.  A second one is ignored.
+ * area, checked as the worker checks it.  0, -EPROTO when the server
+ * accepted an area it must refuse, or -ENOMEM.  A second one is ignored.
  */
 int xd_up_hf_setup(struct xd_up_hf *h, uint64_t off, uint64_t len);
 /*

@@ -1812,6 +1812,146 @@ out:
 	dmn_stop(&rel4, SIGTERM);
 }
 
+/* ---- with a GPU: a host function through the chain ---- */
+
+#define G_AREA	(4u << 20)
+#define G_PIN	(8u << 20)	/* a pinned page: the copy's source */
+#define G_BACK	(12u << 20)
+
+/* The guest library's runner, for one record of @token. */
+struct grun {
+	struct xcuda_hostfn_area *a;
+	uint8_t *src;
+	uint64_t token;
+	int ran;	/* atomic: 1 once completed, -1: no record came */
+};
+
+static void *grun_main(void *arg)
+{
+	struct grun *g = arg;
+	long end = now_ms() + FAIL_MS;
+	int i;
+
+	while (now_ms() < end) {
+		for (i = 0; i < XCUDA_HOSTFN_SLOTS; i++) {
+			struct xcuda_hostfn_slot *sl = &g->a->slot[i];
+			uint32_t seq = __atomic_load_n(&sl->seq,
+						       __ATOMIC_ACQUIRE);
+
+			if (seq == __atomic_load_n(&sl->done,
+						   __ATOMIC_RELAXED) ||
+			    sl->token != g->token)
+				continue;
+			/* The function: slow, and it writes the source. */
+			nap_ms(50);
+			memset(g->src, 0x5c, 256);
+			__atomic_store_n(&sl->done, seq, __ATOMIC_RELEASE);
+			syscall(SYS_futex, &sl->done, FUTEX_WAKE, INT_MAX,
+				NULL, NULL, 0);
+			__atomic_store_n(&g->ran, 1, __ATOMIC_RELEASE);
+			return NULL;
+		}
+		nap_ms(1);
+	}
+	__atomic_store_n(&g->ran, -1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void check_gpu_hostfn(void)
+{
+	struct xcuda_hostfn_setup_args hf = { G_AREA, 4096 };
+	struct xcuda_stream_create_args sc = { cudaStreamNonBlocking, 0 };
+	struct xcuda_stream_create_res sr = { 0 };
+	struct xcuda_stream_synchronize_args ss = { 0 };
+	struct xcuda_host_func_launch_args fl = { 0x4242, 0, 0 };
+	struct xcuda_host_func_launch_res fr = { 0 };
+	struct xcuda_arena_pin_args pa = { 0, 0 };
+	struct xcuda_malloc_args ma = { 4096 };
+	struct xcuda_malloc_res mr = { 0 };
+	struct xcuda_memcpy_args mc = { 0 };
+	struct xcuda_open_res r;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct xc_transport t;
+	struct grun g;
+	pthread_t th;
+	uint8_t *back;
+	long t0 = 0, t1 = 0;
+	int st, started = 0, i, bad = 0;
+
+	if (init_status || device_count <= 0) {
+		SKIP("GPU: a host function through the relay",
+		     "no usable GPU here");
+		return;
+	}
+	REQUIRE_MSG(!g_open(&t, &rel) && !do_open(&t, &r), "GPU session",
+		    "no session through the relay");
+	memset((uint8_t *)t.arena + G_AREA, 0, 4096);
+	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
+	/* The guest library pins what cudaMallocHost gives. */
+	req_init(&t, &req, XCUDA_OP_ARENA_PIN, &pa, sizeof(pa));
+	req.hdr.data_off = G_PIN;
+	req.hdr.data_len = 1u << 20;
+	if (!st)
+		st = rpc(&t, &req, &rsp) ? -1 : rsp.status;
+	if (!st)
+		st = d_call(&t, XCUDA_OP_STREAM_CREATE, &sc, sizeof(sc), &sr,
+			    sizeof(sr));
+	if (!st)
+		st = d_call(&t, XCUDA_OP_MALLOC, &ma, sizeof(ma), &mr,
+			    sizeof(mr));
+	fl.stream = sr.handle;
+	if (!st)
+		st = d_call(&t, XCUDA_OP_HOST_FUNC_LAUNCH, &fl, sizeof(fl), &fr,
+			    sizeof(fr));
+	/* Queued behind the function, which writes its source first. */
+	memset((uint8_t *)t.arena + G_PIN, 0x11, 256);
+	mc.dst = mr.ptr;
+	mc.src = G_PIN;
+	mc.count = 256;
+	mc.dir = XCUDA_COPY_H2D;
+	mc.flags = XCUDA_COPY_ASYNC;
+	mc.stream = sr.handle;
+	if (!st)
+		st = d_call(&t, XCUDA_OP_MEMCPY, &mc, sizeof(mc), NULL, 0);
+	CHECK_MSG(!st && !fr.graph, "GPU: HOSTFN_SETUP, ARENA_PIN, a stream, "
+		  "HOST_FUNC_LAUNCH and a copy queued behind it, through the "
+		  "relay", "status %d", st);
+	if (st)
+		goto out;
+	g = (struct grun){ (struct xcuda_hostfn_area *)((uint8_t *)t.arena +
+							G_AREA),
+			   (uint8_t *)t.arena + G_PIN, 0x4242, 0 };
+	started = !pthread_create(&th, NULL, grun_main, &g);
+	/* The server's worker blocks in cudaStreamSynchronize meanwhile. */
+	t0 = now_ms();
+	ss.stream = sr.handle;
+	st = d_call(&t, XCUDA_OP_STREAM_SYNCHRONIZE, &ss, sizeof(ss), NULL,
+		    0);
+	t1 = now_ms();
+	if (started)
+		pthread_join(th, NULL);
+	CHECK_MSG(!st && g.ran == 1 && t1 - t0 >= 40,
+		  "GPU: the function runs in the guest, the stream waits for "
+		  "it (the server's worker blocked in cudaStreamSynchronize)",
+		  "status %d ran %d after %ld ms", st, g.ran, t1 - t0);
+	back = (uint8_t *)t.arena + G_BACK;
+	memset(back, 0, 256);
+	mc.dst = G_BACK;
+	mc.src = mr.ptr;
+	mc.dir = XCUDA_COPY_D2H;
+	mc.flags = 0;
+	mc.stream = 0;
+	st = d_call(&t, XCUDA_OP_MEMCPY, &mc, sizeof(mc), NULL, 0);
+	for (i = 0; i < 256; i++)
+		bad += back[i] != 0x5c;
+	CHECK_MSG(!st && !bad, "GPU: the copy queued behind the function "
+		  "read what the function wrote", "status %d, %d bytes not "
+		  "0x5c (first %#x)", st, bad, back[0]);
+out:
+	t.ops->close(&t);
+}
+
 /* ---- a vanishing server ---- */
 
 /* An ECHO on @t: the worker's status, or -1000 + the transport's error. */
@@ -2013,6 +2153,7 @@ int main(void)
 	check_wrong_key();
 	check_keyless_server();
 	check_relay_records();
+	check_gpu_hostfn();
 	check_vanishing();
 	check_logs();
 	CHECK_MSG(WIFEXITED(dmn_stop(&rel, SIGTERM)) &&

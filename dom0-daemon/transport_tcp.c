@@ -240,13 +240,22 @@ static int xd_tcp_read_range(struct xd_tcp *t, struct xd_chan *c,
 /* Sends what is held back unless @len bytes are here to read already. */
 static int xd_tcp_flush_before(struct xd_tcp *t, uint64_t len)
 {
-	int ret;
+	int ret = 0;
 
-	if (!xd_up_wr_pending(&t->wr) || xd_up_rd_buffered(&t->rd) >= len)
+	if (xd_up_rd_buffered(&t->rd) >= len)
+		return 0;
+	/*
+	 * Unlocked, the writer holds only our own frames while we wait (the
+	 * heartbeat writes only while we handle a request); trampolines
+	 * write at any time.
+	 */
+	if (!xd_tcp_hf(t) && !xd_up_wr_pending(&t->wr))
 		return 0;
 	pthread_mutex_lock(&t->wlock);
-	ret = xd_up_wr_flush(&t->wr);
-	t->sent_ns = xr_now_ns();
+	if (xd_up_wr_pending(&t->wr)) {
+		ret = xd_up_wr_flush(&t->wr);
+		t->sent_ns = xr_now_ns();
+	}
 	pthread_mutex_unlock(&t->wlock);
 	return ret ? xd_tcp_fail(t, ret, "cannot send") : 0;
 }

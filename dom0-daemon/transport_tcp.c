@@ -65,6 +65,7 @@
 #include "xcuda/calls.h"
 #include "xcuda/hostfn.h"
 #include "common/ring_wait.h"
+#include "hostfn.h"
 #include "log.h"
 #include "shm.h"
 #include "transport_tcp.h"
@@ -466,6 +467,9 @@ static int xd_tcp_queue(struct xd_tcp *t, const struct xcuda_request *req)
 }
 
 /* ---- host functions ---- */
+
+/* Every payload hostfn.c publishes fits in a record. */
+_Static_assert(XD_HOSTFN_PAYLOAD_MAX <= XCUDA_UP_REC_MAX, "payload");
 
 static int xd_tcp_frame(struct xd_tcp *t, struct xd_chan *c,
 			const struct xcuda_response *rsp,

@@ -80,6 +80,9 @@ void xd_up_hf_forwarded(struct xd_up_hf *h, const struct xcuda_request *req,
 		if (req->hdr.len < sizeof(token))
 			return;
 		memcpy(&token, req->args, sizeof(token));
+		/* The worker refuses token 0; 0 stands for graph launches. */
+		if (!token)
+			return;
 		enq = 1;
 	} else if (op == XCUDA_OP_GRAPH_LAUNCH) {
 		enq = 2;
@@ -115,6 +118,8 @@ void xd_up_hf_answered(struct xd_up_hf *h, uint64_t token, int failed,
 {
 	unsigned int i;
 
+	if (!token)
+		return;
 	pthread_mutex_lock(&h->lock);
 	if (graph)
 		h->graphs = 1;

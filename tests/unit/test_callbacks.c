@@ -258,6 +258,10 @@ static void test_trampoline(int futex)
 	EXPECT(a->slot[slot].token == 77 && !a->slot[slot].flags &&
 	       !a->slot[slot].status, "record: token %llu flags %u",
 	       (unsigned long long)a->slot[slot].token, a->slot[slot].flags);
+	/* The wake word goes up right after seq: give it the moment. */
+	for (int i = 0; i < SLOW_MS && !__atomic_load_n(&a->wake,
+						       __ATOMIC_ACQUIRE); i++)
+		nap_ms(1);
 	EXPECT(__atomic_load_n(&a->wake, __ATOMIC_ACQUIRE),
 	       "wake word not bumped");
 	/* Wrong completion values: it keeps waiting. */

@@ -27,7 +27,13 @@
  *    queues the requests it meets; hostile completions ending only their
  *    session; the relay writing a record into the guest's slot area and
  *    bumping its wake word, sending the guest's completion back, and
- *    ending the session on a malformed record.
+ *    ending the session on a malformed record;
+ *  - end to end without a GPU: the guest library's runner behind the
+ *    real relay, and this process as the GPU server (the `tcp` channel,
+ *    the worker's session and hostfn.c, CUDA played by a thread): the
+ *    server's "worker" blocked in a stream synchronisation while the
+ *    trampoline reads the guest's completion itself, and the bytes the
+ *    function wrote reaching the copy queued behind it.
  */
 #include <arpa/inet.h>
 #include <sys/mman.h>
@@ -41,8 +47,11 @@
 #include "xcuda/hash.h"
 #include "xcuda/hostfn.h"
 #include "xcuda/upstream.h"
+#include "dom0-daemon/hostfn.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/transport_tcp.h"
+#include "dom0-daemon/worker.h"
+#include "guest-lib/hostfn.h"
 #include "dom0-daemon/up_link.h"
 #include "dom0-daemon/up_spans.h"
 #include "daemon_harness.h"
@@ -63,7 +72,8 @@ static struct dmn rel = { "relay", -1, "", "" };
 static struct dmn rel2 = { "relay2", -1, "", "" };
 static struct dmn rel3 = { "relay3", -1, "", "" };
 static struct dmn rel4 = { "relay4", -1, "", "" };
-static struct dmn *dmns[] = { &srv, &rel, &rel2, &rel3, &rel4 };
+static struct dmn rel5 = { "relay5", -1, "", "" };
+static struct dmn *dmns[] = { &srv, &rel, &rel2, &rel3, &rel4, &rel5 };
 static char keyp[400], key2p[400], badkeyp[400], shortkeyp[400];
 static char ctl[512];
 static struct xd_up_key key;
@@ -1814,6 +1824,195 @@ out:
 	dmn_stop(&rel4, SIGTERM);
 }
 
+/* ---- end to end, CUDA played by threads ---- */
+
+#define E_AREA	(6u << 20)
+#define E_SRC	(7u << 20)
+
+static int e2e_runs;
+
+/* The program's host function: slow, and it writes a copy's source. */
+static void CUDART_CB e2e_fn(void *data)
+{
+	nap_ms(100);
+	memset(data, 0x5c, 64);
+	__atomic_add_fetch(&e2e_runs, 1, __ATOMIC_SEQ_CST);
+}
+
+struct e2e {
+	int lfd;
+	/* results, read after the join */
+	int ok_sync;		/* the trampoline returned within the sync */
+	int refreshed;		/* the copy's source was the function's */
+	int requests;
+};
+
+static void *e2e_tramp(void *ud)
+{
+	xd_hostfn_trampoline(ud);
+	return NULL;
+}
+
+/*
+ * The GPU server's worker, without CUDA: OPEN and HOSTFN_SETUP as the
+ * worker does them; HOST_FUNC_LAUNCH runs the trampoline on a thread of
+ * its own, as CUDA would; STREAM_SYNCHRONIZE waits for it, as CUDA
+ * would, with nobody else reading the socket; MEMCPY is only answered.
+ */
+static void *e2e_server(void *arg)
+{
+	struct e2e *e = arg;
+	struct xd_tcp_conf conf = { &key, 0 };
+	const struct xd_chan_ops *ops;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct pollfd p = { .fd = e->lfd, .events = POLLIN };
+	struct xd_session s;
+	struct xd_chan c;
+	pthread_t th;
+	void *ud = NULL;
+	int fd, ret, tramp = 0, end = 0;
+
+	if (poll(&p, 1, 10000) != 1)
+		return NULL;
+	fd = accept(e->lfd, NULL, NULL);
+	if (fd < 0 || xd_tcp_accept(fd, &c, &conf, 0x77e2e))
+		return NULL;
+	/* No ops at init: a worker's session would take over our stdout. */
+	ops = c.ops;
+	c.ops = NULL;
+	if (xd_session_init(&s, &c)) {
+		ops->close(&c);
+		return NULL;
+	}
+	c.ops = ops;
+	while (!end && (ret = c.ops->next(&c, &req, 5000)) >= 0) {
+		if (!ret)
+			break;
+		e->requests++;
+		memset(&rsp, 0, sizeof(rsp));
+		rsp.id = req.hdr.id;
+		rsp.op = req.hdr.op;
+		rsp.flags = req.hdr.flags;
+		if (req.hdr.op == XCUDA_OP_HOST_FUNC_LAUNCH) {
+			struct xcuda_host_func_launch_args a;
+
+			memcpy(&a, req.args, sizeof(a));
+			rsp.status = xd_hostfn_ctx_new(&s, a.token,
+						       XD_HOSTFN_ONESHOT, &ud);
+			if (!rsp.status)
+				tramp = !pthread_create(&th, NULL, e2e_tramp,
+							ud);
+		} else if (req.hdr.op == XCUDA_OP_STREAM_SYNCHRONIZE) {
+			if (tramp) {
+				pthread_join(th, NULL);
+				tramp = 0;
+				e->ok_sync = e2e_runs == 1;
+				/* The copy queued behind it would run now. */
+				e->refreshed = c.arena[E_SRC] == 0x5c &&
+					       c.arena[E_SRC + 63] == 0x5c;
+			}
+		} else if (req.hdr.op == XCUDA_OP_MEMCPY) {
+			/* Queued: it runs once the function returned. */
+		} else {
+			end = xd_handle(&s, &req, &rsp);
+		}
+		if (c.ops->reply(&c, &rsp, 0) < 0)
+			break;
+	}
+	if (tramp)
+		pthread_join(th, NULL);
+	xd_session_fini(&s);
+	c.ops->close(&c);
+	return NULL;
+}
+
+static void check_e2e_hostfn(void)
+{
+	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
+	struct xcuda_hostfn_setup_args hf = { E_AREA, 4096 };
+	struct xcuda_host_func_launch_args fl = { 0, 0, 0 };
+	struct xcuda_host_func_launch_res fr;
+	struct xcuda_stream_synchronize_args ss = { 0 };
+	struct xcuda_memcpy_args mc = { 0 };
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	uint8_t *src;
+	struct xc_hostfn h = { .kind = XC_HOSTFN_HOST, .fn.host = e2e_fn };
+	struct xcuda_open_res r;
+	struct xc_transport t;
+	struct e2e e;
+	char addr[64];
+	pthread_t th;
+	long t0, dt = 0;
+	int st, sst = -1, mst = -1;
+
+	memset(&e, 0, sizeof(e));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	e.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE_MSG(e.lfd >= 0 && !bind(e.lfd, (struct sockaddr *)&sa,
+					sizeof(sa)) && !listen(e.lfd, 4) &&
+		    !getsockname(e.lfd, (struct sockaddr *)&sa, &len),
+		    "in-process server", "%s", strerror(errno));
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+	args[1] = addr;
+	REQUIRE_MSG(!dmn_start(&rel5, args, NULL), "relay to this process",
+		    "did not start");
+	pthread_create(&th, NULL, e2e_server, &e);
+	st = g_open(&t, &rel5) ? -1 : do_open(&t, &r);
+	CHECK_MSG(!st, "end to end: a session through the relay to this "
+		  "process", "status %d", st);
+	if (st == -1)
+		goto out;
+	src = (uint8_t *)t.arena + E_SRC;
+	memset((uint8_t *)t.arena + E_AREA, 0, 4096);
+	h.data = src;
+	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
+	if (!st)
+		st = xc_hostfn_serve((struct xcuda_hostfn_area *)
+				     ((uint8_t *)t.arena + E_AREA),
+				     !!(t.flags & XC_TRANSPORT_SHARED_FUTEX));
+	if (!st)
+		st = xc_hostfn_register(&h, 0, &fl.token);
+	memset(src, 0x11, 64);
+	if (!st)
+		st = d_call(&t, XCUDA_OP_HOST_FUNC_LAUNCH, &fl, sizeof(fl), &fr,
+			    sizeof(fr));
+	/* A copy from the arena queued behind the function. */
+	mc.dst = 0x7f0000000000ull;
+	mc.src = E_SRC;
+	mc.count = 64;
+	mc.dir = XCUDA_COPY_H2D;
+	mc.flags = XCUDA_COPY_ASYNC;
+	t0 = now_ms();
+	if (!st)
+		mst = d_call(&t, XCUDA_OP_MEMCPY, &mc, sizeof(mc), NULL, 0);
+	/* The "worker" blocks in the sync while the function runs. */
+	if (!st)
+		sst = d_call(&t, XCUDA_OP_STREAM_SYNCHRONIZE, &ss, sizeof(ss),
+			     NULL, 0);
+	dt = now_ms() - t0;
+	t.ops->close(&t);
+	pthread_join(th, NULL);
+	CHECK_MSG(!st && !sst && __atomic_load_n(&e2e_runs,
+						 __ATOMIC_SEQ_CST) == 1 &&
+		  e.ok_sync && dt >= 80,
+		  "end to end: the guest's runner runs the function while the "
+		  "server's worker waits in a sync; the trampoline reads the "
+		  "completion itself", "status %d sync %d runs %d ok %d "
+		  "after %ld ms", st, sst, e2e_runs, e.ok_sync, dt);
+	CHECK_MSG(!mst && e.refreshed, "end to end: ... a copy from the "
+		  "arena sent after its enqueue, queued behind it, finds what "
+		  "the function wrote", "memcpy %d refreshed %d", mst,
+		  e.refreshed);
+	goto done;
+out:
+	pthread_join(th, NULL);
+done:
+	close(e.lfd);
+	dmn_stop(&rel5, SIGTERM);
+}
+
 /* ---- with a GPU: a host function through the chain ---- */
 
 #define G_AREA	(4u << 20)
@@ -2155,6 +2354,7 @@ int main(void)
 	check_wrong_key();
 	check_keyless_server();
 	check_relay_records();
+	check_e2e_hostfn();
 	check_gpu_hostfn();
 	check_vanishing();
 	check_logs();

@@ -1941,7 +1941,8 @@ static void check_e2e_hostfn(void)
 	uint8_t *src;
 	struct xc_hostfn h = { .kind = XC_HOSTFN_HOST, .fn.host = e2e_fn };
 	struct xcuda_open_res r;
-	struct xc_transport t;
+	/* Kept for the runner thread (static: not a leak). */
+	static struct xc_transport t;
 	struct e2e e;
 	char addr[64];
 	pthread_t th;

@@ -5,7 +5,9 @@
  * while the session's thread may be blocked in CUDA on the very stream
  * (cudaStreamSynchronize), so nothing here goes through the request
  * loop: the trampoline publishes a record in the slot area, wakes the
- * guest (a futex on `local`; the guest polls on `xen`) and waits for the
+ * guest (a futex on `local`; the guest polls on `xen`; on `tcp` the area
+ * is a copy and the transport sends the record to the guest's, and reads
+ * the completion back: hostfn_publish, hostfn_wait) and waits for the
  * guest's completion word, looking every XD_HOSTFN_LIVENESS_MS whether
  * the guest is still there.
  *
@@ -43,6 +45,7 @@ struct xd_hostfn {
 	struct xd_chan *chan;
 	struct xcuda_hostfn_area *area;
 	int futex;		/* the guest can wake us, we can wake it */
+	int link;		/* the area is a copy: the transport carries */
 	int abort;		/* atomic: the session is ending */
 	unsigned int active;	/* trampolines inside fire() */
 	unsigned int nctx;
@@ -257,7 +260,7 @@ static void xd_hf_set_abort(struct xd_hostfn *st)
 		return;
 	__atomic_store_n(&st->abort, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&xd_hf_cv);
-	if (st->futex)
+	if (st->futex || st->link)
 		for (i = 0; i < XCUDA_HOSTFN_SLOTS; i++)
 			if (st->busy[i])
 				xd_futex(&st->area->slot[i].done, FUTEX_WAKE,
@@ -299,7 +302,12 @@ static void xd_hf_wait(struct xd_hostfn *st, struct xcuda_hostfn_slot *sl,
 			}
 			next_look = now + XD_HOSTFN_LIVENESS_MS * 1000000ull;
 		}
-		if (st->futex) {
+		if (st->link) {
+			st->chan->ops->hostfn_wait(st->chan, &sl->done, d,
+						   nap_us);
+			if (nap_us < XD_HF_NAP_MAX_US)
+				nap_us *= 2;
+		} else if (st->futex) {
 			struct timespec ts = {
 				0, XD_HOSTFN_LIVENESS_MS * 1000000l
 			};
@@ -346,7 +354,7 @@ static void xd_hf_fire(void *user_data, int32_t status, const void *data,
 	struct xd_hostfn *st;
 	struct xd_hf_ctx *c;
 	uint32_t flags, seq, plen;
-	uint64_t token, poff;
+	uint64_t token, poff, plen_out = 0;
 	int slot;
 
 	pthread_once(&xd_hf_once, xd_hf_init);
@@ -388,11 +396,17 @@ static void xd_hf_fire(void *user_data, int32_t status, const void *data,
 			len = plen;
 		memcpy(st->chan->arena + poff, data, len);
 		sl->arg = len;
+		plen_out = len;
 	}
 	__atomic_store_n(&sl->seq, seq, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&st->area->wake, 1, __ATOMIC_SEQ_CST);
 	if (st->futex)
 		xd_futex(&st->area->wake, FUTEX_WAKE, INT_MAX, NULL);
+	/* A failure ends the link: the wait finds the guest gone. */
+	if (st->link)
+		(void)st->chan->ops->hostfn_publish(st->chan, (unsigned int)slot,
+						    plen_out ? poff : 0,
+						    plen_out);
 	xd_hf_wait(st, sl, seq);
 
 	pthread_mutex_lock(&xd_hf_lock);
@@ -439,6 +453,16 @@ int xd_hostfn_setup(struct xd_session *s, uint64_t off, uint64_t len)
 	st->chan = s->chan;
 	st->area = (struct xcuda_hostfn_area *)(s->chan->arena + off);
 	st->futex = !!(s->chan->flags & XD_CHAN_SHARED_FUTEX);
+	/* A copy of the guest's area: the transport carries the records. */
+	if (s->chan->ops && s->chan->ops->hostfn_setup) {
+		if (!s->chan->ops->hostfn_publish ||
+		    !s->chan->ops->hostfn_wait ||
+		    s->chan->ops->hostfn_setup(s->chan, off, len)) {
+			free(st);
+			return cudaErrorMemoryAllocation;
+		}
+		st->link = 1;
+	}
 	pthread_mutex_lock(&xd_hf_lock);
 	s->hostfn = st;
 	pthread_mutex_unlock(&xd_hf_lock);

@@ -13,10 +13,8 @@ int xd_op_hostfn_setup(struct xd_session *s,
 		       const struct xcuda_hostfn_setup_args *a,
 		       struct xd_call *call)
 {
-	int err = xd_remote_refuse(s, "host functions and stream callbacks");
-
 	(void)call;
-	return err ? err : xd_hostfn_setup(s, a->off, a->len);
+	return xd_hostfn_setup(s, a->off, a->len);
 }
 
 /*

@@ -221,8 +221,6 @@ int xd_op_logs_register_callback(
 	(void)call;
 	if (a->rsvd)
 		return cudaErrorInvalidValue;
-	if (xd_remote_refuse(s, "cudaLogsRegisterCallback"))
-		return cudaErrorNotSupported;
 	return xd_logs_register(s, XD_REG_LOG, a->token, a->off, a->len, 0);
 }
 
@@ -232,8 +230,6 @@ int xd_op_device_register_async_notification(
 		struct xd_call *call)
 {
 	(void)call;
-	if (xd_remote_refuse(s, "cudaDeviceRegisterAsyncNotification"))
-		return cudaErrorNotSupported;
 	return xd_logs_register(s, XD_REG_ASYNC, a->token, a->off, a->len,
 				a->device);
 }

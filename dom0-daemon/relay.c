@@ -19,6 +19,12 @@
  * sending thread sends their bytes before each GRAPH_LAUNCH (a PUT
  * frame); the table is under the same mutex as the list.
  *
+ * Host functions (up_hostfn.c): the receiving thread writes the
+ * server's records into the guest's slot area, which it learns from the
+ * guest's HOSTFN_SETUP and its answer; a watcher thread sends the
+ * guest's completions back.  It and the sending thread share the writer
+ * under @wlock, each holding it over whole frames.
+ *
  * The relay reads the guest's requests only as far as it must to read
  * the arena safely (the extents, each checked against the arena); the
  * server's worker validates everything as it would a local guest's.  The
@@ -46,6 +52,7 @@
 #include "log.h"
 #include "relay.h"
 #include "up_graph.h"
+#include "up_hostfn.h"
 #include "up_spans.h"
 #include "worker.h"
 
@@ -96,6 +103,8 @@ struct xd_rq {
 	uint64_t id;
 	uint16_t op;
 	uint16_t flags;
+	/* A HOSTFN_SETUP's area; an enqueue's token in hf_off. */
+	uint64_t hf_off, hf_len;
 };
 
 struct xd_relay {
@@ -105,7 +114,9 @@ struct xd_relay {
 	uint32_t srv_session;
 	uint64_t timeout_ns;	/* 0: wait for answers forever */
 	struct xd_up_rd rd;	/* the receiving thread's */
-	struct xd_up_wr wr;	/* the sending thread's */
+	struct xd_up_wr wr;	/* under wlock: the sender's, the watcher's */
+	pthread_mutex_t wlock;
+	struct xd_up_hf hf;	/* host functions */
 	struct xd_up_span spans[XD_UP_SPANS_MAX];	/* the sender's */
 	pthread_mutex_t lock;	/* the list, busy_since, gtab */
 	struct xd_up_gtab gtab;	/* graph copies' spans, per exec */
@@ -256,8 +267,23 @@ static int xd_relay_queue(struct xd_relay *r, const struct xcuda_request *req)
 	}
 	if (!r->qlen)
 		r->busy_since = xr_now_ns();
-	r->q[(r->qhead + r->qlen++) % r->qcap] = (struct xd_rq){
-		req->hdr.id, req->hdr.op, req->hdr.flags };
+	r->q[(r->qhead + r->qlen) % r->qcap] = (struct xd_rq){
+		req->hdr.id, req->hdr.op, req->hdr.flags, 0, 0 };
+	/* Where the slot area is, once the server accepts it. */
+	if (req->hdr.op == XCUDA_OP_HOSTFN_SETUP &&
+	    req->hdr.len >= sizeof(struct xcuda_hostfn_setup_args)) {
+		struct xcuda_hostfn_setup_args a;
+
+		memcpy(&a, req->args, sizeof(a));
+		r->q[(r->qhead + r->qlen) % r->qcap].hf_off = a.off;
+		r->q[(r->qhead + r->qlen) % r->qcap].hf_len = a.len;
+	}
+	if ((req->hdr.op == XCUDA_OP_HOST_FUNC_LAUNCH ||
+	     req->hdr.op == XCUDA_OP_STREAM_ADD_CALLBACK) &&
+	    req->hdr.len >= sizeof(uint64_t))
+		memcpy(&r->q[(r->qhead + r->qlen) % r->qcap].hf_off,
+		       req->args, sizeof(uint64_t));
+	r->qlen++;
 out:
 	pthread_mutex_unlock(&r->lock);
 	return ret;
@@ -354,6 +380,8 @@ static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
 		       "the session", XD_RELAY_MAX_Q);
 		return ret;
 	}
+	/* What a host function's completion may have to bring again. */
+	xd_up_hf_forwarded(&r->hf, req, r->spans, n);
 	f.magic = XCUDA_UP_REQ_MAGIC;
 	f.in_len = (uint32_t)total;
 	f.req = *req;
@@ -384,9 +412,11 @@ static void xd_relay_send(struct xd_relay *r)
 			if (flushed)
 				continue;
 			flushed = 1;
+			pthread_mutex_lock(&r->wlock);
 			XD_ARENA_IO_BEGIN();
 			ret = xd_up_wr_flush(&r->wr);
 			XD_ARENA_IO_END();
+			pthread_mutex_unlock(&r->wlock);
 			if (ret)
 				goto link;
 			continue;
@@ -401,9 +431,11 @@ static void xd_relay_send(struct xd_relay *r)
 			break;
 		}
 		flushed = 0;
+		pthread_mutex_lock(&r->wlock);
 		XD_ARENA_IO_BEGIN();
 		ret = xd_relay_forward(r, &req);
 		XD_ARENA_IO_END();
+		pthread_mutex_unlock(&r->wlock);
 		if (ret == -EMSGSIZE || ret == -ENOBUFS)
 			break;
 		if (ret)
@@ -411,9 +443,11 @@ static void xd_relay_send(struct xd_relay *r)
 	}
 	/* What the guest sent before it went still goes (best effort). */
 	if (!flushed && !xd_flag(&r->link_done)) {
+		pthread_mutex_lock(&r->wlock);
 		XD_ARENA_IO_BEGIN();
 		(void)xd_up_wr_flush(&r->wr);
 		XD_ARENA_IO_END();
+		pthread_mutex_unlock(&r->wlock);
 	}
 	xd_flag_set(&r->guest_done, 1);
 	shutdown(r->fd, SHUT_RDWR);
@@ -422,6 +456,42 @@ link:
 	/* The receiver answers what is outstanding, and says why. */
 	xd_flag_set(&r->send_err, ret);
 	shutdown(r->fd, SHUT_RDWR);
+}
+
+/*
+ * The watcher's: a completion the guest stored, to the server, with the
+ * arena bytes of @sp as they are now.
+ */
+static int xd_relay_send_done(void *arg, const struct xcuda_up_done *d,
+			      const struct xd_up_span *sp)
+{
+	struct xd_relay *r = arg;
+	struct xcuda_up_ext e;
+	unsigned int i;
+	uint64_t k;
+	int ret;
+
+	pthread_mutex_lock(&r->wlock);
+	XD_ARENA_IO_BEGIN();
+	ret = xd_up_wr_add(&r->wr, d, sizeof(*d));
+	for (i = 0; i < d->nr_ext && !ret; i++) {
+		e = (struct xcuda_up_ext){ sp[i].off, sp[i].width,
+					   sp[i].pitch, sp[i].rows };
+		ret = xd_up_wr_add(&r->wr, &e, sizeof(e));
+		for (k = 0; k < sp[i].rows && !ret; k++)
+			ret = xd_up_wr_add(&r->wr, r->c->arena + sp[i].off +
+					   k * sp[i].pitch, sp[i].width);
+	}
+	if (!ret)
+		ret = xd_up_wr_flush(&r->wr);
+	XD_ARENA_IO_END();
+	pthread_mutex_unlock(&r->wlock);
+	if (ret) {
+		/* The receiver answers what is outstanding, and says why. */
+		xd_flag_set(&r->send_err, ret);
+		shutdown(r->fd, SHUT_RDWR);
+	}
+	return ret;
 }
 
 /* ---- server -> guest ---- */
@@ -482,10 +552,11 @@ static int xd_relay_answer_next(const struct xd_relay *r)
 }
 
 /*
- * A GEXT frame after its magic: the spans an exec's copies read, checked
- * against the arena and the caps, into the table.  0 or -EPROTO.
+ * A GEXT frame after its first 8 bytes (@head): the spans an exec's
+ * copies read, checked against the arena and the caps, into the table.
+ * 0 or -EPROTO.
  */
-static int xd_relay_gext(struct xd_relay *r)
+static int xd_relay_gext(struct xd_relay *r, const void *head)
 {
 	struct xcuda_up_gext g;
 	struct xcuda_up_ext e;
@@ -493,8 +564,9 @@ static int xd_relay_gext(struct xd_relay *r)
 	unsigned int i;
 	int ret;
 
-	ret = xd_up_rd_read(&r->rd, (uint8_t *)&g + sizeof(g.magic),
-			    sizeof(g) - sizeof(g.magic), XD_UP_STALL_MS);
+	memcpy(&g, head, 8);
+	ret = xd_up_rd_read(&r->rd, (uint8_t *)&g + 8, sizeof(g) - 8,
+			    XD_UP_STALL_MS);
 	if (ret)
 		return ret == -EPIPE ? -EPROTO : ret;
 	if (g.rsvd || g.nr > XCUDA_UP_GEXT_MAX)
@@ -537,17 +609,14 @@ static int xd_relay_frame(struct xd_relay *r)
 	struct xd_rq q;
 	int ret;
 
-	ret = xd_up_rd_read(&r->rd, &f.magic, sizeof(f.magic), XD_UP_STALL_MS);
+	/* Magic and count (or slot) first: a record is shorter. */
+	ret = xd_up_rd_read(&r->rd, &f, 8, XD_UP_STALL_MS);
 	if (!ret && f.magic == XCUDA_UP_GEXT_MAGIC) {
-		ret = xd_relay_gext(r);
+		ret = xd_relay_gext(r, &f);
 		if (ret)
 			xd_relay_lost(r, ret, "a graph's extents");
 		return !!ret;
 	}
-	if (!ret)
-		ret = xd_up_rd_read(&r->rd, (uint8_t *)&f + sizeof(f.magic),
-				    sizeof(f) - sizeof(f.magic),
-				    XD_UP_STALL_MS);
 	if (ret == -EPIPE) {
 		pthread_mutex_lock(&r->lock);
 		qlen = r->qlen;
@@ -566,9 +635,34 @@ static int xd_relay_frame(struct xd_relay *r)
 		xd_relay_lost(r, ret, "reading an answer");
 		return 1;
 	}
+	if (f.magic == XCUDA_UP_REC_MAGIC) {
+		struct xcuda_up_rec rec;
+
+		memcpy(&rec, &f, 8);
+		ret = xd_up_rd_read(&r->rd, (uint8_t *)&rec + 8,
+				    sizeof(rec) - 8, XD_UP_STALL_MS);
+		if (!ret) {
+			XD_ARENA_IO_BEGIN();
+			ret = xd_up_hf_record(&r->hf, &rec, &r->rd);
+			XD_ARENA_IO_END();
+		}
+		if (ret) {
+			xd_relay_lost(r, ret == -EPIPE ? -EPROTO : ret,
+				      "a host function's record");
+			return 1;
+		}
+		return 0;
+	}
 	if ((f.magic != XCUDA_UP_RSP_MAGIC && f.magic != XCUDA_UP_DATA_MAGIC) ||
 	    f.nr_out > XCUDA_UP_MAX_OUT) {
 		xd_relay_lost(r, -EPROTO, "a malformed answer");
+		return 1;
+	}
+	ret = xd_up_rd_read(&r->rd, (uint8_t *)&f + 8, sizeof(f) - 8,
+			    XD_UP_STALL_MS);
+	if (ret) {
+		xd_relay_lost(r, ret == -EPIPE ? -EPROTO : ret,
+			      "reading an answer");
 		return 1;
 	}
 	for (i = 0; i < f.nr_out; i++) {
@@ -605,6 +699,22 @@ static int xd_relay_frame(struct xd_relay *r)
 	if (ret) {
 		xd_relay_lost(r, ret, "an answer to no request");
 		return 1;
+	}
+	if (q.op == XCUDA_OP_HOSTFN_SETUP && !f.rsp.status) {
+		ret = xd_up_hf_setup(&r->hf, q.hf_off, q.hf_len);
+		if (ret) {
+			xd_relay_lost(r, ret, ret == -EPROTO ? "it accepted a "
+				      "bad HOSTFN_SETUP" : "host functions");
+			return 1;
+		}
+	}
+	if (q.op == XCUDA_OP_HOST_FUNC_LAUNCH ||
+	    q.op == XCUDA_OP_STREAM_ADD_CALLBACK) {
+		uint32_t graph;
+
+		memcpy(&graph, f.rsp.out, sizeof(graph));
+		xd_up_hf_answered(&r->hf, q.hf_off, f.rsp.status != 0,
+				  !f.rsp.status && graph);
 	}
 	if (f.rsp.op == XCUDA_OP_CLOSE && !f.rsp.status)
 		r->closed = 1;
@@ -710,6 +820,8 @@ int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
 	r->addr = up->addr;
 	r->timeout_ns = xd_relay_timeout();
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->wlock, NULL);
+	xd_up_hf_init(&r->hf, c, xd_relay_send_done, r);
 	xd_log(XD_LOG_DEBUG, "relaying to %s, arena %llu bytes", up->addr,
 	       (unsigned long long)c->arena_size);
 	if (xd_relay_open(r, up)) {
@@ -729,6 +841,8 @@ int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
 	ret = 0;
 	xd_relay_counters(r);
 out:
+	/* Before the guest's arena goes: the watcher reads it. */
+	xd_up_hf_fini(&r->hf);
 	c->ops->close(c);
 	if (r->fd >= 0)
 		close(r->fd);
@@ -738,6 +852,7 @@ out:
 	xd_up_gtab_fini(&r->gtab);
 	free(r->gput);
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->wlock);
 	free(r);
 	xd_log(XD_LOG_DEBUG, "session ended");
 	return ret;

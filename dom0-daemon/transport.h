@@ -82,6 +82,28 @@ struct xd_chan_ops {
 	 * log when the session ends.
 	 */
 	void (*counters)(struct xd_chan *c, char *buf, size_t len);
+	/*
+	 * Optional (`tcp` only), host functions where the guest's slot area
+	 * is not this arena but a copy of it (hostfn.c):
+	 *  - hostfn_setup: the area is [@off, @off + @len) of the arena
+	 *    (checked by the caller); the session's thread, before any
+	 *    trampoline runs.  0 or a negative errno.
+	 *  - hostfn_publish: a trampoline wrote a record in slot @slot of
+	 *    the copy, and @plen payload bytes at @poff: the transport sends
+	 *    them to the guest's area.  0 or a negative errno (then
+	 *    peer_gone says so).
+	 *  - hostfn_wait: waits up to @us microseconds for a completion,
+	 *    reading it from the guest's side if no other thread does (the
+	 *    session's thread may be blocked in CUDA); returns at once when
+	 *    *@word is no longer @val.
+	 * Any thread; hostfn_publish and hostfn_wait only while the session
+	 * is open.
+	 */
+	int (*hostfn_setup)(struct xd_chan *c, uint64_t off, uint64_t len);
+	int (*hostfn_publish)(struct xd_chan *c, unsigned int slot,
+			      uint64_t poff, uint64_t plen);
+	void (*hostfn_wait)(struct xd_chan *c, uint32_t *word, uint32_t val,
+			    unsigned int us);
 };
 
 struct xd_chan {
@@ -107,14 +129,14 @@ struct xd_chan {
 /*
  * The guest is on another host (`tcp`, the upstream link): the arena here
  * is a copy that holds the guest's bytes only where a request named them
- * (up_spans.h).  What would need the guest's memory itself is refused
- * with cudaErrorNotSupported: host functions and callbacks (the worker
- * would wake the guest through the arena); registered host memory (a descriptor
- * that cannot cross hosts) is "cannot pin", so the guest stages copies;
- * and no device address of the arena is given out, so that a kernel
- * cannot read stale host memory (zero-copy).  Graph copies to or from
- * the arena (run at each launch, long after any request) travel through
- * graph_ext and the relay's PUT frames (graph_remote.c).
+ * (up_spans.h).  Host functions publish their records through the
+ * transport (hostfn_publish).  Graph copies to or from the arena (run at
+ * each launch, long after any request) travel through graph_ext and the
+ * relay's PUT frames (graph_remote.c).  Registered host memory (a
+ * descriptor that cannot cross hosts) is "cannot pin", so the guest
+ * stages copies; no device address of the arena is given out, so that a
+ * kernel cannot read stale host memory (the guest then makes pinned
+ * memory managed memory underneath).
  */
 #define XD_CHAN_REMOTE		(1u << 1)
 

@@ -20,10 +20,10 @@
  *    waited for first, the bytes then sent with that answer, which is
  *    when the guest may look at them.  While pending, what a later
  *    request brings for those bytes is dropped: the copy's are newer.
- *  - a failed copy's are dropped (the guest's bytes stay as they were).
  *  - a graph's copies' (graph_ext, up_graph.h) are a posted copy's; the
  *    bytes they read come in a PUT frame before the GRAPH_LAUNCH, and
  *    are taken as a request's are, pending ones excepted.
+ *  - a failed copy's are dropped (the guest's bytes stay as they were).
  * Small answers gather in a buffer while more requests wait to be read,
  * so that a run of posted calls costs the link few segments; answers
  * held back go out before we wait for the next request.
@@ -34,6 +34,22 @@
  * tell a busy server from a vanished one (its XCUDA_UPSTREAM_TIMEOUT_S).
  * It writes under @wlock, which the worker's thread holds while it
  * builds and sends frames.
+ *
+ * Host functions (hostfn.c): the slot area here is a copy.  A trampoline
+ * that publishes a record sends it to the relay (an xrec frame, under
+ * @wlock), and waits for the guest's completion (an xdon frame), which
+ * it must read itself when the worker's thread is blocked in CUDA on its
+ * stream.  So once the session has a slot area, reading the socket takes
+ * @rlock (leader/follower): the worker's thread holds it in next(); a
+ * waiting trampoline that gets it reads whole frames, applies
+ * completions and queues requests, with their bytes in the arena, for
+ * next(), which takes those first.  Pending extents (what a request's
+ * bytes must not overwrite) are then under @plock, which the worker
+ * holds while it answers.  Without host functions neither lock is taken.
+ * A record goes after the pending extents as they are, since the
+ * function may read what a copy before it in its stream wrote; a
+ * completion brings the bytes that copies queued after the function will
+ * read (the relay's choice), which the function may have written.
  */
 #include <errno.h>
 #include <poll.h>
@@ -42,12 +58,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include <cuda_runtime_api.h>
 
 #include "xcuda/calls.h"
+#include "xcuda/hostfn.h"
 #include "common/ring_wait.h"
+#include "hostfn.h"
 #include "log.h"
 #include "shm.h"
 #include "transport_tcp.h"
@@ -57,6 +78,10 @@
 #define XD_TCP_WR_BUF	(256u << 10)
 #define XD_TCP_IOV	1024
 #define XD_TCP_MAX_DEVS	64
+/* Requests a trampoline may queue: more than any ring holds. */
+#define XD_TCP_MAX_Q	4096
+/* Frames a trampoline reads in one go before it lets the worker in. */
+#define XD_TCP_FOLLOW	64
 
 /* An extent the worker wrote; @dev: the device of a posted copy. */
 struct xd_tcp_out {
@@ -66,7 +91,7 @@ struct xd_tcp_out {
 
 struct xd_tcp {
 	int fd;
-	int dead;		/* the error that ended the link, or 0 */
+	int dead;		/* atomic: the error that ended the link, or 0 */
 	struct xd_shm shm;
 	struct xd_up_rd rd;
 	struct xd_up_wr wr;
@@ -95,6 +120,16 @@ struct xd_tcp {
 	int busy;		/* a request is being handled (wlock) */
 	uint64_t sent_ns;	/* the clock at our last frame (wlock) */
 	uint64_t hb_ns;		/* the heartbeat's period */
+	/* Host functions: the slot area of the copy (atomic hf_on). */
+	int hf_on;
+	uint64_t hf_off;
+	pthread_mutex_t rlock;	/* @rd, the queue, @fspans (hf_on) */
+	int rwant;		/* atomic: the worker waits for rlock */
+	pthread_mutex_t plock;	/* @pend, against a trampoline reading */
+	struct xcuda_request *rq;	/* read by a trampoline, for next() */
+	unsigned int rqhead, rqlen, rqcap;
+	struct xd_up_span fspans[XD_UP_SPANS_MAX];	/* a trampoline's */
+	int put;		/* a PUT came: its GRAPH_LAUNCH must follow */
 };
 
 static int xd_tcp_push(struct xd_tcp_out **v, unsigned int *n,
@@ -115,17 +150,29 @@ static int xd_tcp_push(struct xd_tcp_out **v, unsigned int *n,
 	return 0;
 }
 
-/* The link is over: every later call says so. */
+static int xd_tcp_dead(struct xd_tcp *t)
+{
+	return __atomic_load_n(&t->dead, __ATOMIC_ACQUIRE);
+}
+
+static int xd_tcp_hf(struct xd_tcp *t)
+{
+	return __atomic_load_n(&t->hf_on, __ATOMIC_ACQUIRE);
+}
+
+/* The link is over: every later call says so.  Any thread. */
 static int xd_tcp_fail(struct xd_tcp *t, int err, const char *what)
 {
-	if (!t->dead) {
+	int none = 0;
+
+	if (__atomic_compare_exchange_n(&t->dead, &none, err, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		if (err == -EPROTO)
 			xd_log(XD_LOG_WARN, "relay %s sent a malformed frame "
 			       "(%s): ending the session", t->peer, what);
 		else if (err != -EPIPE)
 			xd_log(XD_LOG_WARN, "relay %s: %s: %s", t->peer, what,
 			       strerror(-err));
-		t->dead = err;
 	}
 	return err;
 }
@@ -198,127 +245,417 @@ static int xd_tcp_read_range(struct xd_tcp *t, struct xd_chan *c,
 /* Sends what is held back unless @len bytes are here to read already. */
 static int xd_tcp_flush_before(struct xd_tcp *t, uint64_t len)
 {
-	int ret;
+	int ret = 0;
 
-	if (!xd_up_wr_pending(&t->wr) || xd_up_rd_buffered(&t->rd) >= len)
+	if (xd_up_rd_buffered(&t->rd) >= len)
+		return 0;
+	/*
+	 * Unlocked, the writer holds only our own frames while we wait (the
+	 * heartbeat writes only while we handle a request); trampolines
+	 * write at any time.
+	 */
+	if (!xd_tcp_hf(t) && !xd_up_wr_pending(&t->wr))
 		return 0;
 	pthread_mutex_lock(&t->wlock);
-	ret = xd_up_wr_flush(&t->wr);
-	t->sent_ns = xr_now_ns();
+	if (xd_up_wr_pending(&t->wr)) {
+		ret = xd_up_wr_flush(&t->wr);
+		t->sent_ns = xr_now_ns();
+	}
 	pthread_mutex_unlock(&t->wlock);
 	return ret ? xd_tcp_fail(t, ret, "cannot send") : 0;
 }
 
 /*
- * A PUT frame after its magic: each extent checked against the arena
- * alone (the relay's table is not ours to trust), its rows into the
- * arena, pending bytes excepted.
+ * A PUT frame after its 8 bytes (@head): each extent checked against the
+ * arena alone (the relay's table is not ours to trust), its rows into the
+ * arena, pending bytes excepted (a trampoline, @follower, holds plock for
+ * that).
  */
-static int xd_tcp_put(struct xd_tcp *t, struct xd_chan *c)
+static int xd_tcp_put(struct xd_tcp *t, struct xd_chan *c, const void *head,
+		      int follower)
 {
 	struct xcuda_up_put f;
 	struct xcuda_up_ext e;
 	struct xd_up_span s;
 	unsigned int i;
 	uint64_t k;
-	int ret;
+	int ret = 0;
 
-	ret = xd_up_rd_read(&t->rd, (uint8_t *)&f + sizeof(f.magic),
-			    sizeof(f) - sizeof(f.magic), XD_UP_STALL_MS);
-	if (!ret && (!f.nr || f.nr > XCUDA_UP_GEXT_MAX))
+	memcpy(&f, head, sizeof(f));
+	if (!f.nr || f.nr > XCUDA_UP_GEXT_MAX)
 		return xd_tcp_fail(t, -EPROTO, "a graph's bytes: bad count");
+	if (follower)
+		pthread_mutex_lock(&t->plock);
 	for (i = 0; i < f.nr && !ret; i++) {
 		ret = xd_up_rd_read(&t->rd, &e, sizeof(e), XD_UP_STALL_MS);
 		s = (struct xd_up_span){ e.off, e.width, e.pitch, e.rows };
 		if (!ret && !xd_up_span_ok(&s, c->arena_size))
-			return xd_tcp_fail(t, -EPROTO, "a graph's bytes: an "
-					   "extent outside the arena");
+			ret = -ERANGE;
 		for (k = 0; k < s.rows && !ret; k++)
 			ret = xd_tcp_read_range(t, c, s.off + k * s.pitch,
 						s.width);
 	}
+	if (follower)
+		pthread_mutex_unlock(&t->plock);
+	if (ret == -ERANGE)
+		return xd_tcp_fail(t, -EPROTO, "a graph's bytes: an extent "
+				   "outside the arena");
 	if (ret)
 		return xd_tcp_fail(t, ret == -EPIPE || ret == -ETIMEDOUT ?
 				   -EPROTO : ret, "a truncated graph's bytes");
+	t->put = 1;
 	return 0;
+}
+
+/*
+ * The guest completed a record: first the arena bytes that copies queued
+ * behind the function will read (less pending ones, as for a request;
+ * a trampoline, @follower, holds plock for that), then the done word of
+ * our copy's slot, which the trampoline compares with the seq it wrote,
+ * nothing else.
+ */
+static int xd_tcp_done(struct xd_tcp *t, struct xd_chan *c,
+		       const struct xcuda_up_done *d, int follower)
+{
+	struct xcuda_hostfn_area *a;
+	struct xcuda_up_ext e;
+	struct xd_up_span s;
+	unsigned int i;
+	uint64_t k;
+	int ret = 0;
+
+	if (!xd_tcp_hf(t) || d->slot >= XCUDA_HOSTFN_SLOTS ||
+	    d->nr_ext > XCUDA_UP_MAX_OUT)
+		return xd_tcp_fail(t, -EPROTO, "a bad completion");
+	if (follower)
+		pthread_mutex_lock(&t->plock);
+	for (i = 0; i < d->nr_ext && !ret; i++) {
+		ret = xd_up_rd_read(&t->rd, &e, sizeof(e), XD_UP_STALL_MS);
+		s = (struct xd_up_span){ e.off, e.width, e.pitch, e.rows };
+		if (!ret && !xd_up_span_ok(&s, c->arena_size))
+			ret = -EPROTO;
+		for (k = 0; k < s.rows && !ret; k++)
+			ret = xd_tcp_read_range(t, c, s.off + k * s.pitch,
+						s.width);
+	}
+	if (follower)
+		pthread_mutex_unlock(&t->plock);
+	if (ret)
+		return xd_tcp_fail(t, ret == -EPIPE || ret == -ETIMEDOUT ?
+				   -EPROTO : ret, "a bad completion");
+	a = (struct xcuda_hostfn_area *)(c->arena + t->hf_off);
+	__atomic_store_n(&a->slot[d->slot].done, d->done, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &a->slot[d->slot].done, FUTEX_WAKE, INT_MAX, NULL,
+		NULL, 0);
+	return 0;
+}
+
+/*
+ * One frame from the relay, by the reader (rlock held once hf_on): 1
+ * with a request in *@f and its bytes in the arena, 0 for a completion
+ * (applied), or a negative errno.  A trampoline (@follower) neither
+ * flushes our answers nor reads while the worker answers (plock).
+ */
+static int xd_tcp_frame_in(struct xd_tcp *t, struct xd_chan *c,
+			   struct xcuda_up_req *f, struct xd_up_span *spans,
+			   int follower)
+{
+	const size_t head = sizeof(struct xcuda_up_put);
+	uint64_t total = 0;
+	unsigned int n, i, k;
+	int ret;
+
+	/* The first 8 bytes say which: a graph's PUT is no longer. */
+	ret = xd_up_rd_read(&t->rd, f, head, XD_UP_STALL_MS);
+	if (ret == -EPIPE)
+		return xd_tcp_fail(t, ret, "closed");
+	if (ret)
+		return xd_tcp_fail(t, ret == -ETIMEDOUT ? -EPROTO : ret,
+				   "a truncated request");
+	/* A graph's bytes come right before its launch, and only then. */
+	if (t->put && f->magic != XCUDA_UP_REQ_MAGIC)
+		return xd_tcp_fail(t, -EPROTO, "a graph's bytes without "
+				   "their launch");
+	if (f->magic == XCUDA_UP_DONE_MAGIC) {
+		struct xcuda_up_done d;
+
+		memcpy(&d, f, head);
+		ret = xd_up_rd_read(&t->rd, (uint8_t *)&d + head,
+				    sizeof(d) - head, XD_UP_STALL_MS);
+		if (ret)
+			return xd_tcp_fail(t, ret == -EPIPE ||
+					   ret == -ETIMEDOUT ? -EPROTO : ret,
+					   "a truncated completion");
+		return xd_tcp_done(t, c, &d, follower);
+	}
+	if (f->magic == XCUDA_UP_PUT_MAGIC)
+		return xd_tcp_put(t, c, f, follower);
+	if (f->magic != XCUDA_UP_REQ_MAGIC)
+		return xd_tcp_fail(t, -EPROTO, "bad magic");
+	ret = xd_up_rd_read(&t->rd, (uint8_t *)f + head, sizeof(*f) - head,
+			    XD_UP_STALL_MS);
+	if (ret)
+		return xd_tcp_fail(t, ret == -EPIPE || ret == -ETIMEDOUT ?
+				   -EPROTO : ret, "a truncated request");
+	if (t->put && f->req.hdr.op != XCUDA_OP_GRAPH_LAUNCH)
+		return xd_tcp_fail(t, -EPROTO, "a graph's bytes without "
+				   "their launch");
+	t->put = 0;
+	n = xd_up_spans(&f->req, c->arena_size, XD_UP_IN, spans);
+	for (i = 0; i < n; i++)
+		total += xd_up_span_bytes(&spans[i]);
+	if (f->in_len != total)
+		return xd_tcp_fail(t, -EPROTO, "its bytes are not the "
+				   "request's extents");
+	if (!follower) {
+		ret = xd_tcp_flush_before(t, total);
+		if (ret)
+			return ret;
+	} else {
+		pthread_mutex_lock(&t->plock);
+	}
+	for (i = 0, ret = 0; i < n && !ret; i++) {
+		const struct xd_up_span *s = &spans[i];
+
+		for (k = 0; k < s->rows && !ret; k++)
+			ret = xd_tcp_read_range(t, c, s->off + k * s->pitch,
+						s->width);
+	}
+	if (follower)
+		pthread_mutex_unlock(&t->plock);
+	if (ret)
+		return xd_tcp_fail(t, ret == -EPIPE || ret == -ETIMEDOUT ?
+				   -EPROTO : ret, "a truncated request");
+	return 1;
+}
+
+/* The request the worker handles now: what it will write, the heartbeat. */
+static int xd_tcp_take(struct xd_tcp *t, struct xd_chan *c,
+		       const struct xcuda_request *in,
+		       struct xcuda_request *req)
+{
+	unsigned int n, i;
+
+	/* What it will write, as described; the handler may add more. */
+	t->ncur = 0;
+	n = xd_up_spans(in, c->arena_size, XD_UP_OUT, t->spans);
+	for (i = 0; i < n; i++)
+		if (xd_tcp_push(&t->cur, &t->ncur, &t->capcur, &t->spans[i],
+				0))
+			return xd_tcp_fail(t, -ENOMEM, "out of memory");
+	t->op = in->hdr.op;
+	t->device = in->hdr.device;
+	pthread_mutex_lock(&t->wlock);
+	t->busy = 1;
+	t->sent_ns = xr_now_ns();
+	pthread_mutex_unlock(&t->wlock);
+	*req = *in;
+	return 1;
+}
+
+/* The reader's wait for a request; completions on the way are applied. */
+static int xd_tcp_next_read(struct xd_tcp *t, struct xd_chan *c,
+			    struct xcuda_up_req *f, int timeout_ms)
+{
+	int ret;
+
+	for (;;) {
+		ret = xd_tcp_dead(t);
+		if (ret)
+			return ret;
+		/* Answers held back for a batch go before we wait. */
+		ret = xd_tcp_flush_before(t, sizeof(struct xcuda_up_put));
+		if (ret)
+			return ret;
+		ret = xd_up_rd_wait(&t->rd, timeout_ms);
+		if (ret <= 0)
+			return ret ? xd_tcp_fail(t, ret, "cannot read") : 0;
+		ret = xd_tcp_frame_in(t, c, f, t->spans, 0);
+		if (ret)
+			return ret;
+	}
 }
 
 static int xd_tcp_next(struct xd_chan *c, struct xcuda_request *req,
 		       int timeout_ms)
 {
 	struct xd_tcp *t = c->priv;
+	int lk = xd_tcp_hf(t), ret;
 	struct xcuda_up_req f;
-	uint64_t total = 0;
-	unsigned int n, i, k;
-	int ret, puts = 0;
 
-	if (t->dead)
-		return t->dead;
-	/* Answers held back for a batch go before we wait. */
-	ret = xd_tcp_flush_before(t, sizeof(f));
+	ret = xd_tcp_dead(t);
 	if (ret)
 		return ret;
-	ret = xd_up_rd_wait(&t->rd, timeout_ms);
-	if (ret <= 0)
-		return ret ? xd_tcp_fail(t, ret, "cannot read") : 0;
-	ret = xd_up_rd_read(&t->rd, &f.magic, sizeof(f.magic), XD_UP_STALL_MS);
-	/* A graph's bytes come right before its launch, and only then. */
-	while (!ret && f.magic == XCUDA_UP_PUT_MAGIC && !puts++) {
-		ret = xd_tcp_put(t, c);
-		if (ret)
-			return ret;
-		ret = xd_up_rd_read(&t->rd, &f.magic, sizeof(f.magic),
-				    XD_UP_STALL_MS);
-		if (ret == -EPIPE)
-			ret = -EPROTO;
+	if (!lk) {
+		ret = xd_tcp_next_read(t, c, &f, timeout_ms);
+		return ret == 1 ? xd_tcp_take(t, c, &f.req, req) : ret;
+	}
+	/* Trampolines leave rlock to us (a mutex is not fair). */
+	__atomic_add_fetch(&t->rwant, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_lock(&t->rlock);
+	__atomic_sub_fetch(&t->rwant, 1, __ATOMIC_ACQ_REL);
+	/* What a trampoline read while we were in CUDA comes first. */
+	if (t->rqlen) {
+		f.req = t->rq[t->rqhead];
+		t->rqhead = (t->rqhead + 1) % t->rqcap;
+		t->rqlen--;
+		ret = 1;
+	} else {
+		ret = xd_tcp_next_read(t, c, &f, timeout_ms);
+	}
+	pthread_mutex_unlock(&t->rlock);
+	return ret == 1 ? xd_tcp_take(t, c, &f.req, req) : ret;
+}
+
+/* A request a trampoline read, for next().  rlock held. */
+static int xd_tcp_queue(struct xd_tcp *t, const struct xcuda_request *req)
+{
+	if (t->rqlen == t->rqcap) {
+		unsigned int cap = t->rqcap ? t->rqcap * 2 : 16, i;
+		struct xcuda_request *q;
+
+		q = cap > XD_TCP_MAX_Q ? NULL : malloc(cap * sizeof(*q));
+		if (!q)
+			return -ENOBUFS;
+		for (i = 0; i < t->rqlen; i++)
+			q[i] = t->rq[(t->rqhead + i) % t->rqcap];
+		free(t->rq);
+		t->rq = q;
+		t->rqcap = cap;
+		t->rqhead = 0;
+	}
+	t->rq[(t->rqhead + t->rqlen++) % t->rqcap] = *req;
+	return 0;
+}
+
+static void xd_tcp_drop_out(struct xd_chan *c)
+{
+	struct xd_tcp *t = c->priv;
+
+	t->ncur = 0;
+	t->cur_noted = 0;
+}
+
+/* ---- host functions ---- */
+
+/* Every payload hostfn.c publishes fits in a record. */
+_Static_assert(XD_HOSTFN_PAYLOAD_MAX <= XCUDA_UP_REC_MAX, "payload");
+
+static int xd_tcp_frame(struct xd_tcp *t, struct xd_chan *c,
+			const struct xcuda_response *rsp,
+			const struct xd_tcp_out *v, unsigned int n);
+
+static int xd_tcp_hf_setup(struct xd_chan *c, uint64_t off, uint64_t len)
+{
+	struct xd_tcp *t = c->priv;
+
+	(void)len;
+	/* As the guest zeroed its own: no old done word matches a seq. */
+	memset(c->arena + off, 0, sizeof(struct xcuda_hostfn_area));
+	t->hf_off = off;
+	__atomic_store_n(&t->hf_on, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The record in slot @slot of our copy, and its payload, to the relay. */
+static int xd_tcp_hf_publish(struct xd_chan *c, unsigned int slot,
+			     uint64_t poff, uint64_t plen)
+{
+	struct xd_tcp *t = c->priv;
+	const struct xcuda_hostfn_slot *sl;
+	struct xcuda_up_rec r;
+	unsigned int i, n;
+	int ret = xd_tcp_dead(t);
+
+	if (ret)
+		return ret;
+	if (!xd_tcp_hf(t) || slot >= XCUDA_HOSTFN_SLOTS ||
+	    plen > XCUDA_UP_REC_MAX ||
+	    !xcuda_extent_ok(poff, plen, c->arena_size))
+		return -EINVAL;
+	sl = &((const struct xcuda_hostfn_area *)(c->arena + t->hf_off))->
+		slot[slot];
+	memset(&r, 0, sizeof(r));
+	r.magic = XCUDA_UP_REC_MAGIC;
+	r.slot = slot;
+	r.seq = __atomic_load_n(&sl->seq, __ATOMIC_ACQUIRE);
+	r.token = sl->token;
+	r.status = sl->status;
+	r.flags = sl->flags;
+	r.arg = sl->arg;
+	r.plen = (uint32_t)plen;
+	r.poff = plen ? poff : 0;
+	pthread_mutex_lock(&t->wlock);
+	/*
+	 * The pending extents first, as they are now: a copy into the arena
+	 * before the function in its stream has landed, and the function
+	 * may read it.  They stay pending, to go again once all have landed.
+	 */
+	for (i = 0, ret = 0; i < t->npend && !ret; i += n) {
+		n = t->npend - i;
+		if (n > XCUDA_UP_MAX_OUT)
+			n = XCUDA_UP_MAX_OUT;
+		ret = xd_tcp_frame(t, c, NULL, t->pend + i, n);
 	}
 	if (!ret)
-		ret = xd_up_rd_read(&t->rd, (uint8_t *)&f + sizeof(f.magic),
-				    sizeof(f) - sizeof(f.magic),
-				    XD_UP_STALL_MS);
-	if (ret == -EPIPE)
-		return xd_tcp_fail(t, ret, "closed");
-	if (ret)
-		return xd_tcp_fail(t, ret == -ETIMEDOUT ? -EPROTO : ret,
-				   "a truncated request");
-	if (f.magic != XCUDA_UP_REQ_MAGIC ||
-	    (puts && f.req.hdr.op != XCUDA_OP_GRAPH_LAUNCH))
-		return xd_tcp_fail(t, -EPROTO, "bad magic");
-	n = xd_up_spans(&f.req, c->arena_size, XD_UP_IN, t->spans);
-	for (i = 0; i < n; i++)
-		total += xd_up_span_bytes(&t->spans[i]);
-	if (f.in_len != total)
-		return xd_tcp_fail(t, -EPROTO, "its bytes are not the "
-				   "request's extents");
-	ret = xd_tcp_flush_before(t, total);
-	if (ret)
-		return ret;
-	for (i = 0; i < n; i++) {
-		const struct xd_up_span *s = &t->spans[i];
-
-		for (k = 0, ret = 0; k < s->rows && !ret; k++)
-			ret = xd_tcp_read_range(t, c, s->off + k * s->pitch,
-						s->width);
-		if (ret)
-			return xd_tcp_fail(t, ret == -EPIPE ||
-					   ret == -ETIMEDOUT ? -EPROTO : ret,
-					   "a truncated request");
-	}
-	/* What it will write, as described; the handler may add more. */
-	t->ncur = 0;
-	n = xd_up_spans(&f.req, c->arena_size, XD_UP_OUT, t->spans);
-	for (i = 0; i < n; i++)
-		if (xd_tcp_push(&t->cur, &t->ncur, &t->capcur, &t->spans[i],
-				0))
-			return xd_tcp_fail(t, -ENOMEM, "out of memory");
-	t->op = f.req.hdr.op;
-	t->device = f.req.hdr.device;
-	pthread_mutex_lock(&t->wlock);
-	t->busy = 1;
+		ret = xd_up_wr_add(&t->wr, &r, sizeof(r));
+	if (!ret && plen)
+		ret = xd_up_wr_add(&t->wr, c->arena + poff, plen);
+	if (!ret)
+		ret = xd_up_wr_flush(&t->wr);
 	t->sent_ns = xr_now_ns();
 	pthread_mutex_unlock(&t->wlock);
-	*req = f.req;
-	return 1;
+	return ret ? xd_tcp_fail(t, ret, "cannot send a record") : 0;
+}
+
+/*
+ * A trampoline waits for its completion: as the reader if nobody else
+ * is (the worker may be blocked in CUDA on its stream), else on the done
+ * word, which the reader wakes.
+ */
+static void xd_tcp_hf_wait(struct xd_chan *c, uint32_t *word, uint32_t val,
+			   unsigned int us)
+{
+	struct xd_tcp *t = c->priv;
+	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
+	struct pollfd p = { .fd = t->fd, .events = POLLIN };
+	struct xcuda_up_req f;
+	unsigned int n;
+	int ret;
+
+	if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != val)
+		return;
+	/* A dead link: the caller's look at peer_gone ends the wait. */
+	if (xd_tcp_dead(t)) {
+		nanosleep(&ts, NULL);
+		return;
+	}
+	/* The worker reads, or wants to: it applies our completion. */
+	if (__atomic_load_n(&t->rwant, __ATOMIC_ACQUIRE) ||
+	    pthread_mutex_trylock(&t->rlock)) {
+		syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
+		return;
+	}
+	if (!xd_up_rd_buffered(&t->rd)) {
+		t->rd.calls++;
+		if (ppoll(&p, 1, &ts, NULL) <= 0)
+			goto out;
+	}
+	for (n = 0; n < XD_TCP_FOLLOW && !xd_tcp_dead(t); n++) {
+		if (n && (__atomic_load_n(&t->rwant, __ATOMIC_ACQUIRE) ||
+			  !xd_up_rd_more(&t->rd)))
+			break;
+		ret = xd_tcp_frame_in(t, c, &f, t->fspans, 1);
+		if (ret < 0)
+			break;
+		if (ret == 1 && xd_tcp_queue(t, &f.req)) {
+			xd_tcp_fail(t, -EPROTO, "more requests in flight "
+				    "than any ring holds");
+			break;
+		}
+	}
+out:
+	pthread_mutex_unlock(&t->rlock);
 }
 
 /* ---- answers ---- */
@@ -339,14 +676,6 @@ static void xd_tcp_note_out(struct xd_chan *c, uint64_t off, uint64_t width,
 	if (xd_tcp_push(&t->cur, &t->ncur, &t->capcur, &s, 0))
 		xd_tcp_fail(t, -ENOMEM, "cannot keep what the worker wrote");
 	t->cur_noted = 1;
-}
-
-static void xd_tcp_drop_out(struct xd_chan *c)
-{
-	struct xd_tcp *t = c->priv;
-
-	t->ncur = 0;
-	t->cur_noted = 0;
 }
 
 /*
@@ -424,6 +753,24 @@ static int xd_tcp_send_pending(struct xd_tcp *t, struct xd_chan *c)
 	return ret;
 }
 
+/*
+ * Whether more requests wait to be read (the worker's thread): while a
+ * trampoline reads, say yes; next() sends what is held back before it
+ * waits.
+ */
+static int xd_tcp_more(struct xd_tcp *t)
+{
+	int more;
+
+	if (!xd_tcp_hf(t))
+		return xd_up_rd_more(&t->rd);
+	if (pthread_mutex_trylock(&t->rlock))
+		return 1;
+	more = t->rqlen || xd_up_rd_more(&t->rd);
+	pthread_mutex_unlock(&t->rlock);
+	return more;
+}
+
 /* Whether @s of device @dev is pending already, exactly. */
 static int xd_tcp_pending_has(const struct xd_tcp *t,
 			      const struct xd_up_span *s, uint16_t dev)
@@ -437,16 +784,13 @@ static int xd_tcp_pending_has(const struct xd_tcp *t,
 	return 0;
 }
 
+/* wlock held (and plock once hf_on); the devices were waited for. */
 static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 			       const struct xcuda_response *rsp, int more)
 {
 	unsigned int i;
 	int ret = 0;
 
-	/* A failed copy wrote nothing the guest may see. */
-	if (rsp->status && (t->op == XCUDA_OP_MEMCPY ||
-			    t->op == XCUDA_OP_MEMCPY_2D))
-		t->ncur = 0;
 	if (rsp->flags & XCUDA_RF_POSTED) {
 		t->cur_noted = 0;
 		for (i = 0; i < t->ncur; i++) {
@@ -461,27 +805,22 @@ static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 				t->pend_devs |= 1ull << t->device;
 		}
 		t->ncur = 0;
-		/* Too many to keep: the device is waited for now. */
+		/*
+		 * Too many to keep (the device was waited for): they go now,
+		 * before a trampoline's request may land on their rows.
+		 */
 		if (t->npend > XCUDA_UP_MAX_OUT) {
-			xd_tcp_sync_devices(t);
+			t->pend_devs = 0;
 			ret = xd_tcp_send_pending(t, c);
+			more = 0;
 		}
 		if (!ret)
 			ret = xd_tcp_frame(t, c, rsp, NULL, 0);
 		/* Held back while more requests wait: next() sends it. */
-		if (!ret && !more && !xd_up_rd_more(&t->rd))
+		if (!ret && !more && !xd_tcp_more(t))
 			ret = xd_up_wr_flush(&t->wr);
 		return ret;
 	}
-	/*
-	 * An asynchronous copy the guest waited for (cudaMemcpy3DAsync, say)
-	 * is answered once it is queued: its rows must land before they go.
-	 */
-	if (t->cur_noted && t->ncur && t->device < XD_TCP_MAX_DEVS)
-		t->pend_devs |= 1ull << t->device;
-	t->cur_noted = 0;
-	if (t->pend_devs)
-		xd_tcp_sync_devices(t);
 	/* After the pending ones, this answer's own: they are newer. */
 	for (i = 0; i < t->ncur && !ret; i++)
 		if (xd_tcp_push(&t->pend, &t->npend, &t->cappend, &t->cur[i].s,
@@ -499,24 +838,6 @@ static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 	if (!ret)
 		ret = xd_up_wr_flush(&t->wr);
 	return ret;
-}
-
-static int xd_tcp_reply(struct xd_chan *c, const struct xcuda_response *rsp,
-			int more)
-{
-	struct xd_tcp *t = c->priv;
-	int ret;
-
-	if (t->dead)
-		return t->dead;
-	pthread_mutex_lock(&t->wlock);
-	ret = xd_tcp_reply_locked(t, c, rsp, more);
-	t->busy = 0;
-	t->sent_ns = xr_now_ns();
-	pthread_mutex_unlock(&t->wlock);
-	if (ret == -ENOMEM)
-		return xd_tcp_fail(t, ret, "out of memory");
-	return ret ? xd_tcp_fail(t, ret, "cannot send") : 0;
 }
 
 /*
@@ -545,6 +866,52 @@ static int xd_tcp_graph_ext(struct xd_chan *c, uint32_t exec,
 		ret = xd_up_wr_add(&t->wr, &e, sizeof(e));
 	}
 	pthread_mutex_unlock(&t->wlock);
+	return ret ? xd_tcp_fail(t, ret, "cannot send") : 0;
+}
+
+static int xd_tcp_reply(struct xd_chan *c, const struct xcuda_response *rsp,
+			int more)
+{
+	struct xd_tcp *t = c->priv;
+	int ret = xd_tcp_dead(t), lk = xd_tcp_hf(t);
+
+	if (ret)
+		return ret;
+	/* A failed copy wrote nothing the guest may see. */
+	if (rsp->status && (t->op == XCUDA_OP_MEMCPY ||
+			    t->op == XCUDA_OP_MEMCPY_2D))
+		t->ncur = 0;
+	/*
+	 * The devices are waited for before the locks: a host function the
+	 * device waits for publishes under wlock, and may read the socket.
+	 */
+	if (!(rsp->flags & XCUDA_RF_POSTED)) {
+		/*
+		 * An asynchronous copy the guest waited for (cudaMemcpy3DAsync,
+		 * say) is answered once it is queued: its rows must land
+		 * before they go.
+		 */
+		if (t->cur_noted && t->ncur && t->device < XD_TCP_MAX_DEVS)
+			t->pend_devs |= 1ull << t->device;
+		t->cur_noted = 0;
+		if (t->pend_devs)
+			xd_tcp_sync_devices(t);
+	} else if (t->npend + t->ncur > XCUDA_UP_MAX_OUT) {
+		if (t->ncur && t->device < XD_TCP_MAX_DEVS)
+			t->pend_devs |= 1ull << t->device;
+		xd_tcp_sync_devices(t);
+	}
+	if (lk)
+		pthread_mutex_lock(&t->plock);
+	pthread_mutex_lock(&t->wlock);
+	ret = xd_tcp_reply_locked(t, c, rsp, more);
+	t->busy = 0;
+	t->sent_ns = xr_now_ns();
+	pthread_mutex_unlock(&t->wlock);
+	if (lk)
+		pthread_mutex_unlock(&t->plock);
+	if (ret == -ENOMEM)
+		return xd_tcp_fail(t, ret, "out of memory");
 	return ret ? xd_tcp_fail(t, ret, "cannot send") : 0;
 }
 
@@ -621,6 +988,8 @@ static void xd_tcp_close(struct xd_chan *c)
 		pthread_cond_destroy(&t->hb_cond);
 	}
 	pthread_mutex_destroy(&t->wlock);
+	pthread_mutex_destroy(&t->rlock);
+	pthread_mutex_destroy(&t->plock);
 	if (!t->dead && xd_up_wr_pending(&t->wr))
 		xd_up_wr_flush(&t->wr);
 	close(t->fd);
@@ -629,6 +998,7 @@ static void xd_tcp_close(struct xd_chan *c)
 	xd_shm_destroy(&t->shm);
 	free(t->cur);
 	free(t->pend);
+	free(t->rq);
 	free(t);
 	memset(c, 0, sizeof(*c));
 }
@@ -639,7 +1009,7 @@ static int xd_tcp_peer_gone(struct xd_chan *c)
 	struct xd_tcp *t = c->priv;
 	struct pollfd p = { .fd = t->fd, .events = POLLRDHUP };
 
-	return t->dead ||
+	return xd_tcp_dead(t) ||
 	       (poll(&p, 1, 0) > 0 &&
 		(p.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL)));
 }
@@ -664,9 +1034,12 @@ static const struct xd_chan_ops xd_tcp_ops = {
 	.close = xd_tcp_close,
 	.peer_gone = xd_tcp_peer_gone,
 	.note_out = xd_tcp_note_out,
+	.counters = xd_tcp_counters,
+	.hostfn_setup = xd_tcp_hf_setup,
+	.hostfn_publish = xd_tcp_hf_publish,
+	.hostfn_wait = xd_tcp_hf_wait,
 	.drop_out = xd_tcp_drop_out,
 	.graph_ext = xd_tcp_graph_ext,
-	.counters = xd_tcp_counters,
 };
 
 /* ---- handshake ---- */
@@ -758,6 +1131,8 @@ int xd_tcp_accept(int fd, struct xd_chan *c, const struct xd_tcp_conf *conf,
 	t->fd = fd;
 	snprintf(t->peer, sizeof(t->peer), "%s", peer);
 	pthread_mutex_init(&t->wlock, NULL);
+	pthread_mutex_init(&t->rlock, NULL);
+	pthread_mutex_init(&t->plock, NULL);
 	ret = xd_shm_create(&t->shm, "xcuda-up-session", 0, size);
 	if (!ret)
 		ret = xd_up_rd_init(&t->rd, fd, XD_TCP_RD_BUF);
@@ -778,6 +1153,8 @@ int xd_tcp_accept(int fd, struct xd_chan *c, const struct xd_tcp_conf *conf,
 		xd_up_wr_fini(&t->wr);
 		xd_shm_destroy(&t->shm);
 		pthread_mutex_destroy(&t->wlock);
+		pthread_mutex_destroy(&t->rlock);
+		pthread_mutex_destroy(&t->plock);
 		free(t);
 		return ret;
 	}

@@ -61,6 +61,24 @@
  * the launch's copies write into the arena is pending, as a posted
  * copy's, until the next synchronous answer.
  *
+ * Host functions (docs/protocol.md, "Host functions" and "The upstream
+ * link"): the guest's slot area is in its arena, of which the server has
+ * only a copy.  A trampoline of the server that publishes a record in
+ * the copy also sends it, server -> relay, as a struct xcuda_up_rec and
+ * its payload bytes; the relay writes payload, slot (seq last) and then
+ * bumps the area's wake word in the guest's arena (and wakes it, on a
+ * shared futex).  The relay learns where the area is from the guest's
+ * HOSTFN_SETUP and its answer 0.  Before a record the server sends the
+ * pending extents (a posted copy into the arena before the function in
+ * its stream has landed, and the function may read it), and keeps them
+ * pending.  When the guest has stored done = seq, the relay sends, relay
+ * -> server, a struct xcuda_up_done and nr_ext extents: the arena bytes
+ * that copies from the arena, sent after the function was enqueued, will
+ * read, as the function may have written them; the server puts them in
+ * its copy (less pending bytes), then stores done in its copy's slot,
+ * which releases the trampoline.  Either frame may come between any two
+ * others.
+ *
  * Both ends check every frame as they check a ring's: magic, sizes,
  * extents within the arena.  Anything else ends the session.  A relay
  * that loses the link, or hears nothing for XCUDA_UPSTREAM_TIMEOUT_S
@@ -76,7 +94,8 @@
 #include "xcuda/proto.h"
 
 #define XCUDA_UP_MAGIC		0x70756378u	/* "xcup" */
-#define XCUDA_UP_VERSION	3	/* 3: graph copies (GEXT, PUT) */
+/* 2: the open names the guest; 3: graph copies; 4: host functions */
+#define XCUDA_UP_VERSION	4
 #define XCUDA_UP_NONCE		32
 #define XCUDA_UP_MAC		32	/* HMAC-SHA256 */
 #define XCUDA_UP_KEY_MIN	32
@@ -87,6 +106,10 @@
 #define XCUDA_UP_DATA_MAGIC	0x74616478u	/* "xdat": no answer */
 #define XCUDA_UP_GEXT_MAGIC	0x78656778u	/* "xgex": server -> relay */
 #define XCUDA_UP_PUT_MAGIC	0x74757078u	/* "xput": relay -> server */
+#define XCUDA_UP_REC_MAGIC	0x63657278u	/* "xrec": a host fn record */
+#define XCUDA_UP_DONE_MAGIC	0x6e6f6478u	/* "xdon": its completion */
+/* Most payload bytes a record carries. */
+#define XCUDA_UP_REC_MAX	65536
 /* Most extents one frame carries. */
 #define XCUDA_UP_MAX_OUT	4096
 /* Most extents one executable graph reads, and a session's execs in all. */
@@ -178,6 +201,39 @@ struct xcuda_up_put {
 _Static_assert(sizeof(struct xcuda_up_gext) == 16, "xcuda_up_gext");
 _Static_assert(sizeof(struct xcuda_up_put) == 8, "xcuda_up_put");
 _Static_assert(sizeof(struct xcuda_up_open) == 72, "xcuda_up_open");
+
+/*
+ * Server -> relay: a record the server published in slot @slot of its
+ * copy of the slot area (struct xcuda_hostfn_slot, xcuda/hostfn.h), and
+ * @plen bytes that follow: the payload, for [poff, poff + plen) of the
+ * arena (plen 0: none, poff 0).
+ */
+struct xcuda_up_rec {
+	uint32_t magic;		/* XCUDA_UP_REC_MAGIC */
+	uint32_t slot;		/* < XCUDA_HOSTFN_SLOTS */
+	uint64_t token;
+	uint32_t seq;		/* never 0 */
+	int32_t status;
+	uint32_t flags;
+	uint32_t plen;		/* at most XCUDA_UP_REC_MAX */
+	uint64_t arg;
+	uint64_t poff;
+};
+
+/*
+ * Relay -> server: the guest stored @done in slot @slot's done word;
+ * @nr_ext extents follow (struct xcuda_up_ext and its rows, as in a
+ * response frame): arena bytes to refresh first.
+ */
+struct xcuda_up_done {
+	uint32_t magic;		/* XCUDA_UP_DONE_MAGIC */
+	uint32_t slot;		/* < XCUDA_HOSTFN_SLOTS */
+	uint32_t done;
+	uint32_t nr_ext;	/* at most XCUDA_UP_MAX_OUT */
+};
+
+_Static_assert(sizeof(struct xcuda_up_rec) == 48, "xcuda_up_rec");
+_Static_assert(sizeof(struct xcuda_up_done) == 16, "xcuda_up_done");
 _Static_assert(sizeof(struct xcuda_up_req) == 8 + sizeof(struct xcuda_request),
 	       "xcuda_up_req");
 _Static_assert(sizeof(struct xcuda_up_rsp) ==

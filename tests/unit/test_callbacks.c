@@ -12,6 +12,12 @@
  * - HOSTFN_SETUP and the enqueue commands' checks (xd_handle());
  * - the guest's runner step: unknown tokens, one-shot and kept entries,
  *   the callback's arguments, a status out of range;
+ * - over the upstream link's `tcp` channel, this test as the relay: a
+ *   record goes as an xrec frame (a payload's bytes with it), the
+ *   completion comes back as an xdon frame, read by the waiting
+ *   trampoline itself (the worker in CUDA: a request on the way is
+ *   queued for next()) or by the worker's next(); a relay that hangs up
+ *   releases a waiting trampoline;
  * - through a real xcudad: hostile setups leave the worker serving; with
  *   a GPU, a worker blocked in cudaStreamSynchronize on a stream whose
  *   host function never completes exits once the guest goes away.
@@ -31,6 +37,8 @@
 #include "dom0-daemon/hostfn.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/transport_local.h"
+#include "dom0-daemon/transport_tcp.h"
+#include "dom0-daemon/up_link.h"
 #include "dom0-daemon/worker.h"
 #include "xcuda/hostfn.h"
 #include "xcuda/local.h"
@@ -250,6 +258,10 @@ static void test_trampoline(int futex)
 	EXPECT(a->slot[slot].token == 77 && !a->slot[slot].flags &&
 	       !a->slot[slot].status, "record: token %llu flags %u",
 	       (unsigned long long)a->slot[slot].token, a->slot[slot].flags);
+	/* The wake word goes up right after seq: give it the moment. */
+	for (int i = 0; i < SLOW_MS && !__atomic_load_n(&a->wake,
+						       __ATOMIC_ACQUIRE); i++)
+		nap_ms(1);
 	EXPECT(__atomic_load_n(&a->wake, __ATOMIC_ACQUIRE),
 	       "wake word not bumped");
 	/* Wrong completion values: it keeps waiting. */
@@ -418,6 +430,276 @@ out:
 			pthread_join(t[i].th, NULL);
 	}
 	xd_session_fini(&wsess);
+}
+
+/* ---- over the upstream link ---- */
+
+static struct xd_up_key lkey;
+
+/* The relay's half of the handshake, on another thread. */
+struct lhs {
+	int fd, ret;
+};
+
+static void *link_hs(void *arg)
+{
+	struct lhs *h = arg;
+	struct xcuda_up_hello hello = { XCUDA_UP_MAGIC, XCUDA_UP_VERSION,
+					{ 0 } };
+	struct xcuda_up_welcome w;
+	struct xcuda_up_chal ch;
+	struct xcuda_up_open o;
+	uint64_t dl = xd_up_deadline(5000);
+
+	memset(&o, 0, sizeof(o));
+	xd_up_nonce(hello.nonce);
+	h->ret = xd_up_write_all(h->fd, &hello, sizeof(hello));
+	if (!h->ret)
+		h->ret = xd_up_read_all(h->fd, &ch, sizeof(ch), dl);
+	if (h->ret)
+		return NULL;
+	xd_up_mac(&lkey, XD_UP_LABEL_RELAY, ch.nonce, hello.nonce, o.mac);
+	o.arena_size = WARENA;
+	h->ret = xd_up_write_all(h->fd, &o, sizeof(o));
+	if (!h->ret)
+		h->ret = xd_up_read_all(h->fd, &w, sizeof(w), dl);
+	if (!h->ret && w.status)
+		h->ret = w.status;
+	return NULL;
+}
+
+/* A payload record, on a thread of its own as CUDA's log callback. */
+struct ptramp {
+	pthread_t th;
+	void *ud;
+	int done;	/* atomic */
+};
+
+static void *ptramp_main(void *arg)
+{
+	struct ptramp *t = arg;
+
+	xd_hostfn_fire_data(t->ud, 2, "hello", 5);
+	__atomic_store_n(&t->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The worker idle in next(), on a thread of its own. */
+struct lnext {
+	pthread_t th;
+	struct xd_chan *c;
+	struct xcuda_request req;
+	int ret;
+	int done;	/* atomic */
+};
+
+static void *lnext_main(void *arg)
+{
+	struct lnext *n = arg;
+
+	n->ret = n->c->ops->next(n->c, &n->req, 5000);
+	__atomic_store_n(&n->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int lrd(int fd, void *p, size_t len)
+{
+	return xd_up_read_all(fd, p, len, xd_up_deadline(SLOW_MS));
+}
+
+static int lsend_done(int fd, uint32_t slot, uint32_t done)
+{
+	struct xcuda_up_done d = { XCUDA_UP_DONE_MAGIC, slot, done, 0 };
+
+	return xd_up_write_all(fd, &d, sizeof(d));
+}
+
+static int lsend_req(int fd, uint64_t id)
+{
+	struct xcuda_up_req f;
+
+	memset(&f, 0, sizeof(f));
+	f.magic = XCUDA_UP_REQ_MAGIC;
+	f.req.hdr.op = XCUDA_OP_GET_DEVICE_COUNT;
+	f.req.hdr.session = WSESSION;
+	f.req.hdr.id = id;
+	return xd_up_write_all(fd, &f, sizeof(f));
+}
+
+static void test_link(void)
+{
+	struct xd_tcp_conf conf = { &lkey, 0 };
+	struct xcuda_open_args oa = { XCUDA_PROTO_VERSION, 0, WARENA, 0 };
+	struct xcuda_hostfn_setup_args ha = { AREA_OFF, 4096 };
+	struct xcuda_open_res or;
+	const struct xd_chan_ops *ops;
+	struct xcuda_hostfn_area *a;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct xcuda_up_rec r;
+	struct xcuda_up_rsp f;
+	struct lhs h = { -1, -1 };
+	struct ptramp pt = { 0 };
+	struct lnext ln = { 0 };
+	struct tramp t;
+	struct xd_session s;
+	struct xd_chan c;
+	char pay[8] = "";
+	pthread_t th;
+	void *ud = NULL, *g = NULL;
+	int sv[2], ret;
+
+	lkey.len = 48;
+	memset(lkey.bytes, 0x3d, lkey.len);
+	REQUIRE_MSG(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+		    "link setup", "socketpair: %s", strerror(errno));
+	h.fd = sv[1];
+	pthread_create(&th, NULL, link_hs, &h);
+	ret = xd_tcp_accept(sv[0], &c, &conf, WSESSION);
+	pthread_join(th, NULL);
+	REQUIRE_MSG(!ret && !h.ret, "link setup", "accept %d relay %d", ret,
+		    h.ret);
+	/* No ops at init: a worker's session would take over our stdout. */
+	ops = c.ops;
+	c.ops = NULL;
+	REQUIRE_MSG(!xd_session_init(&s, &c), "link setup", "session init");
+	c.ops = ops;
+	REQUIRE_MSG(!call_res(&s, XCUDA_OP_OPEN, &oa, sizeof(oa), 0, 0, &or,
+			      sizeof(or)) &&
+		    !call_res(&s, XCUDA_OP_HOSTFN_SETUP, &ha, sizeof(ha), 0, 0,
+			      NULL, 0), "link setup", "OPEN or HOSTFN_SETUP "
+		    "failed on a `tcp` channel");
+	a = (struct xcuda_hostfn_area *)(c.arena + AREA_OFF);
+
+	/* 1. The worker in CUDA: the trampoline reads its completion. */
+	EXPECT(!xd_hostfn_ctx_new(&s, 77, XD_HOSTFN_ONESHOT, &ud), "ctx");
+	EXPECT(!tramp_start(&t, ud, 1, 9), "thread");
+	ret = lrd(sv[1], &r, sizeof(r));
+	EXPECT(!ret && r.magic == XCUDA_UP_REC_MAGIC && r.token == 77 &&
+	       r.status == 9 && r.seq && r.slot < XCUDA_HOSTFN_SLOTS &&
+	       !r.plen && !r.arg, "record: ret %d magic %#x token %llu "
+	       "status %d", ret, r.magic, (unsigned long long)r.token,
+	       r.status);
+	nap_ms(50);
+	EXPECT(!tramp_done(&t), "the trampoline returned before its "
+	       "completion");
+	EXPECT(!lsend_req(sv[1], 4242) && !lsend_done(sv[1], r.slot, r.seq),
+	       "send");
+	EXPECT(tramp_join(&t, SLOW_MS), "the trampoline did not return on "
+	       "its completion");
+	EXPECT(__atomic_load_n(&a->slot[r.slot].done, __ATOMIC_ACQUIRE) ==
+	       r.seq, "the completion is not in the copy's slot");
+	EXPECT(c.ops->next(&c, &req, 0) == 1 && req.hdr.id == 4242,
+	       "next() did not give the request the trampoline read");
+	memset(&rsp, 0, sizeof(rsp));
+	rsp.id = req.hdr.id;
+	rsp.op = req.hdr.op;
+	EXPECT(!c.ops->reply(&c, &rsp, 0) && !lrd(sv[1], &f, sizeof(f)) &&
+	       f.magic == XCUDA_UP_RSP_MAGIC && f.rsp.id == 4242,
+	       "the queued request's answer");
+	check_case("link: a trampoline sends its record as an xrec frame, "
+		   "reads its completion itself and queues the request "
+		   "before it for next()");
+
+	/* 2. The worker idle in next(): it applies the completion. */
+	EXPECT(!xd_hostfn_ctx_new(&s, 88, XD_HOSTFN_GRAPH, &g) &&
+	       !xd_hostfn_ctx_payload(&s, g, 16384, 64), "ctx");
+	ln.c = &c;
+	EXPECT(!pthread_create(&ln.th, NULL, lnext_main, &ln), "thread");
+	nap_ms(50);
+	pt.ud = g;
+	EXPECT(!pthread_create(&pt.th, NULL, ptramp_main, &pt), "thread");
+	ret = lrd(sv[1], &r, sizeof(r));
+	if (!ret)
+		ret = lrd(sv[1], pay, 5);
+	EXPECT(!ret && r.magic == XCUDA_UP_REC_MAGIC && r.token == 88 &&
+	       r.status == 2 && r.arg == 5 && r.plen == 5 &&
+	       r.poff == 16384 && r.flags == XCUDA_HOSTFN_GRAPH &&
+	       !memcmp(pay, "hello", 5), "payload record: ret %d arg %llu "
+	       "plen %u", ret, (unsigned long long)r.arg, r.plen);
+	EXPECT(!lsend_done(sv[1], r.slot, r.seq), "send");
+	{
+		long end = now_ms() + SLOW_MS;
+
+		while (!__atomic_load_n(&pt.done, __ATOMIC_ACQUIRE) &&
+		       now_ms() < end)
+			nap_ms(2);
+	}
+	EXPECT(__atomic_load_n(&pt.done, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(&ln.done, __ATOMIC_ACQUIRE),
+	       "the payload record did not return while next() waited");
+	pthread_join(pt.th, NULL);
+	pt.th = 0;
+	EXPECT(!lsend_req(sv[1], 4343), "send");
+	pthread_join(ln.th, NULL);
+	ln.th = 0;
+	EXPECT(ln.ret == 1 && ln.req.hdr.id == 4343, "next() %d", ln.ret);
+	memset(&rsp, 0, sizeof(rsp));
+	rsp.id = ln.req.hdr.id;
+	rsp.op = ln.req.hdr.op;
+	EXPECT(!c.ops->reply(&c, &rsp, 0) && !lrd(sv[1], &f, sizeof(f)) &&
+	       f.rsp.id == 4343, "the answer");
+	check_case("link: the worker's next() applies a completion and "
+		   "goes on waiting; a payload goes with its record");
+
+	/*
+	 * 3. While a host function runs, the guest's other threads go on:
+	 * the worker gets its requests although a trampoline waits.
+	 */
+	EXPECT(!tramp_start(&t, g, 0, 0), "thread");
+	ret = lrd(sv[1], &r, sizeof(r));
+	EXPECT(!ret && r.token == 88, "record: ret %d", ret);
+	memset(&ln, 0, sizeof(ln));
+	ln.c = &c;
+	EXPECT(!pthread_create(&ln.th, NULL, lnext_main, &ln), "thread");
+	nap_ms(20);
+	EXPECT(!lsend_req(sv[1], 4444), "send");
+	{
+		long end = now_ms() + 1000;
+
+		while (!__atomic_load_n(&ln.done, __ATOMIC_ACQUIRE) &&
+		       now_ms() < end)
+			nap_ms(2);
+	}
+	EXPECT(__atomic_load_n(&ln.done, __ATOMIC_ACQUIRE) && ln.ret == 1 &&
+	       ln.req.hdr.id == 4444 && !tramp_done(&t),
+	       "next() %d done %d while a trampoline waits", ln.ret,
+	       __atomic_load_n(&ln.done, __ATOMIC_ACQUIRE));
+	pthread_join(ln.th, NULL);
+	ln.th = 0;
+	memset(&rsp, 0, sizeof(rsp));
+	rsp.id = ln.req.hdr.id;
+	rsp.op = ln.req.hdr.op;
+	EXPECT(!c.ops->reply(&c, &rsp, 0) && !lrd(sv[1], &f, sizeof(f)) &&
+	       f.rsp.id == 4444, "the answer");
+	EXPECT(!lsend_done(sv[1], r.slot, r.seq) && tramp_join(&t, SLOW_MS),
+	       "the trampoline did not return on its completion");
+	check_case("link: requests go on being served while a trampoline "
+		   "waits");
+
+	/* 4. The relay hangs up: a waiting trampoline returns. */
+	EXPECT(!tramp_start(&t, g, 0, 0), "thread");
+	ret = lrd(sv[1], &r, sizeof(r));
+	EXPECT(!ret && r.token == 88, "record: ret %d", ret);
+	close(sv[1]);
+	sv[1] = -1;
+	EXPECT(tramp_join(&t, SLOW_MS), "a trampoline still waits after "
+	       "the relay hung up");
+	check_case("link: a relay that hangs up releases a waiting "
+		   "trampoline");
+out:
+	if (check_why_buf[0])
+		check_case("link: host functions over a `tcp` channel");
+	/* Trampolines still waiting return at the session's end. */
+	xd_hostfn_abort(&s);
+	if (pt.th)
+		pthread_join(pt.th, NULL);
+	if (ln.th)
+		pthread_join(ln.th, NULL);
+	xd_session_fini(&s);
+	c.ops->close(&c);
+	if (sv[1] >= 0)
+		close(sv[1]);
 }
 
 /* ---- a worker process on a real `local` channel ---- */
@@ -793,6 +1075,7 @@ int main(void)
 	test_peer_gone(1);
 	test_peer_gone(0);
 	test_full();
+	test_link();
 	/* The runner serves wchan's arena from now on: never freed. */
 	test_end_to_end();
 	REQUIRE_MSG(!listen_on("hf.sock"), "setup", "listen: %s",

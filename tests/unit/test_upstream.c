@@ -30,6 +30,18 @@
  *    PUT before a GRAPH_LAUNCH of an exec it was told about, only then;
  *    on a GPU, a graph of 1D and 2D copies to and from host memory
  *    through the relay, launched synchronously and posted.
+ *  - host functions: the `tcp` channel's records (xrec) and completions
+ *    (xdon), read by the worker's next() or by a waiting trampoline that
+ *    queues the requests it meets; hostile completions ending only their
+ *    session; the relay writing a record into the guest's slot area and
+ *    bumping its wake word, sending the guest's completion back, and
+ *    ending the session on a malformed record;
+ *  - end to end without a GPU: the guest library's runner behind the
+ *    real relay, and this process as the GPU server (the `tcp` channel,
+ *    the worker's session and hostfn.c, CUDA played by a thread): the
+ *    server's "worker" blocked in a stream synchronisation while the
+ *    trampoline reads the guest's completion itself, and the bytes the
+ *    function wrote reaching the copy queued behind it.
  */
 #include <arpa/inet.h>
 #include <sys/mman.h>
@@ -37,13 +49,20 @@
 #include <poll.h>
 #include <pthread.h>
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
 #include "xcuda/graph.h"
 #include "xcuda/hash.h"
+#include "xcuda/hostfn.h"
 #include "xcuda/upstream.h"
+#include "dom0-daemon/hostfn.h"
 #include "dom0-daemon/ipc_table.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/transport_tcp.h"
 #include "dom0-daemon/up_graph.h"
+#include "dom0-daemon/worker.h"
+#include "guest-lib/hostfn.h"
 #include "dom0-daemon/up_link.h"
 #include "dom0-daemon/up_spans.h"
 #include "daemon_harness.h"
@@ -63,7 +82,9 @@ static struct dmn srv = { "server", -1, "", "" };
 static struct dmn rel = { "relay", -1, "", "" };
 static struct dmn rel2 = { "relay2", -1, "", "" };
 static struct dmn rel3 = { "relay3", -1, "", "" };
-static struct dmn *dmns[] = { &srv, &rel, &rel2, &rel3 };
+static struct dmn rel4 = { "relay4", -1, "", "" };
+static struct dmn rel5 = { "relay5", -1, "", "" };
+static struct dmn *dmns[] = { &srv, &rel, &rel2, &rel3, &rel4, &rel5 };
 static char keyp[400], key2p[400], badkeyp[400], shortkeyp[400];
 static char ctl[512];
 static struct xd_up_key key;
@@ -784,12 +805,15 @@ static void check_refusals(void)
 	if (fd >= 0)
 		close(fd);
 	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
-	CHECK_MSG(st == cudaErrorNotSupported, "host functions through the "
-		  "relay: cudaErrorNotSupported", "status %d", st);
-	CHECK_MSG(!do_echo(&t, 4096, 65536, 3, why, sizeof(why)),
+	CHECK_MSG(!st, "host functions through the relay: HOSTFN_SETUP is "
+		  "no longer refused", "status %d", st);
+	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
+	CHECK_MSG(st == cudaErrorInvalidValue, "... a second one is refused "
+		  "by the server's worker", "status %d", st);
+	CHECK_MSG(!do_echo(&t, 131072, 65536, 3, why, sizeof(why)),
 		  "... and the session goes on", "%s", why);
-	CHECK(dlog_wait(&srv, "not supported over the upstream link", 1,
-			5000), "... the server says why");
+	CHECK(!dlog_count(&srv, "host functions and stream callbacks"),
+	      "... the server refuses nothing about host functions");
 	t.ops->close(&t);
 }
 
@@ -1461,6 +1485,207 @@ static void check_chan(void)
 	close(sv[1]);
 }
 
+/* A completion, as the relay sends it. */
+static int send_done(int fd, uint32_t slot, uint32_t done, uint32_t nr_ext)
+{
+	struct xcuda_up_done d = { XCUDA_UP_DONE_MAGIC, slot, done, nr_ext };
+
+	return xd_up_write_all(fd, &d, sizeof(d));
+}
+
+#define HF_OFF	65536u
+
+static void check_chan_hostfn(void)
+{
+	struct xd_tcp_conf conf = { &key, 0 };
+	struct xcuda_echo_args echo = { 0, 1, 0, 0 };
+	struct xcuda_hostfn_area *a;
+	struct xcuda_request req, got;
+	struct xcuda_up_ext e[4];
+	struct xcuda_up_rsp f;
+	struct xcuda_up_rec r;
+	static uint8_t buf[1 << 16], in[1 << 12];
+	struct hs h = { -1, -1, { 0, 0, 0 }, NULL, 0 };
+	struct xd_chan c;
+	char pay[16];
+	pthread_t th;
+	int sv[2], ret, i;
+
+	memset(&c, 0, sizeof(c));
+	REQUIRE_MSG(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+		    "socketpair", "%s", strerror(errno));
+	h.fd = sv[1];
+	pthread_create(&th, NULL, hs_relay, &h);
+	ret = xd_tcp_accept(sv[0], &c, &conf, 0x7caU);
+	pthread_join(th, NULL);
+	REQUIRE_MSG(!ret && !h.ret && c.ops->hostfn_setup &&
+		    c.ops->hostfn_publish && c.ops->hostfn_wait,
+		    "tcp channel (host functions): handshake, the ops",
+		    "accept %d relay %d", ret, h.ret);
+	/* The copy's area is zeroed, whatever a request brought there. */
+	memset(c.arena + HF_OFF, 0x5a, sizeof(*a));
+	CHECK_EQ(c.ops->hostfn_setup(&c, HF_OFF, 4096), 0,
+		 "tcp channel: hostfn_setup");
+	a = (struct xcuda_hostfn_area *)(c.arena + HF_OFF);
+	CHECK(!a->wake && !a->slot[63].done && !a->slot[0].seq,
+	      "tcp channel: the slot area of the copy starts zeroed");
+
+	/* 1. A record and its payload go to the relay as one frame. */
+	a->slot[3].token = 0x1234;
+	a->slot[3].status = 5;
+	a->slot[3].flags = XCUDA_HOSTFN_GRAPH;
+	a->slot[3].arg = 10;
+	memcpy(c.arena + 8192, "0123456789", 10);
+	a->slot[3].seq = 7;
+	ret = c.ops->hostfn_publish(&c, 3, 8192, 10);
+	memset(pay, 0, sizeof(pay));
+	if (!ret)
+		ret = rd(sv[1], &r, sizeof(r));
+	if (!ret)
+		ret = rd(sv[1], pay, 10);
+	CHECK_MSG(!ret && r.magic == XCUDA_UP_REC_MAGIC && r.slot == 3 &&
+		  r.token == 0x1234 && r.seq == 7 && r.status == 5 &&
+		  r.flags == XCUDA_HOSTFN_GRAPH && r.arg == 10 &&
+		  r.plen == 10 && r.poff == 8192 &&
+		  !memcmp(pay, "0123456789", 10),
+		  "tcp channel: a record goes as an xrec frame, its payload "
+		  "after it", "ret %d magic %#x slot %u seq %u plen %u", ret,
+		  r.magic, r.slot, r.seq, r.plen);
+	CHECK(c.ops->hostfn_publish(&c, 64, 0, 0) == -EINVAL &&
+	      c.ops->hostfn_publish(&c, 1, (1u << 20) - 8, 16) == -EINVAL,
+	      "tcp channel: no record for a slot or payload out of bounds");
+
+	/*
+	 * 2. A waiting trampoline reads while the worker is in CUDA: a
+	 * request on the way is queued with its bytes, the completion
+	 * behind it applied.
+	 */
+	raw_req(&req, 0x7caU, XCUDA_OP_ECHO, &echo, sizeof(echo));
+	req.hdr.data_off = 12288;
+	req.hdr.data_len = 100;
+	memset(in, 0x6b, 100);
+	send_frame(sv[1], &req, 100, in, 100);
+	send_done(sv[1], 3, 7, 0);
+	for (i = 0; i < 2000 && __atomic_load_n(&a->slot[3].done,
+						__ATOMIC_ACQUIRE) != 7; i++)
+		c.ops->hostfn_wait(&c, &a->slot[3].done, 0, 1000);
+	CHECK_MSG(a->slot[3].done == 7 && c.arena[12288] == 0x6b &&
+		  c.arena[12387] == 0x6b, "tcp channel: a waiting trampoline "
+		  "reads the completion, and the request before it with its "
+		  "bytes", "done %u after %d waits", a->slot[3].done, i);
+	ret = c.ops->next(&c, &got, 0);
+	CHECK_MSG(ret == 1 && got.hdr.id == req.hdr.id &&
+		  got.hdr.op == XCUDA_OP_ECHO, "tcp channel: ... next() "
+		  "takes the request the trampoline queued", "ret %d", ret);
+	if (ret == 1)
+		memset(c.arena + 12288, 0x6c, 100);
+	reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf, sizeof(buf)) : -1;
+	CHECK_MSG(!ret && f.rsp.id == req.hdr.id && f.nr_out == 1 &&
+		  e[0].off == 12288 && buf[0] == 0x6c && buf[99] == 0x6c,
+		  "tcp channel: ... and its answer carries what it wrote",
+		  "ret %d nr_out %u", ret, f.nr_out);
+
+	/* 3. The worker's next() applies a completion on its way. */
+	send_done(sv[1], 3, 9, 0);
+	raw_req(&req, 0x7caU, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0);
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	CHECK_MSG(ret == 1 && got.hdr.id == req.hdr.id &&
+		  a->slot[3].done == 9, "tcp channel: next() applies a "
+		  "completion before the request", "ret %d done %u", ret,
+		  a->slot[3].done);
+	if (ret == 1) {
+		reply_ok(&c, &got, 0);
+		read_answer(sv[1], &f, e, 4, buf, sizeof(buf));
+	}
+
+	/*
+	 * 4. A posted copy into the arena is pending: a record goes after
+	 * its bytes as they are (the function may read them), and they stay
+	 * pending for the next synchronous answer.
+	 */
+	{
+		struct xcuda_memcpy_args mc = { 0 };
+		struct xcuda_up_ext x;
+
+		mc.dst = 4096;
+		mc.src = 0x7f0000000000ull;
+		mc.count = 1000;
+		mc.dir = XCUDA_COPY_D2H;
+		mc.flags = XCUDA_COPY_ASYNC;
+		raw_req(&req, 0x7caU, XCUDA_OP_MEMCPY, &mc, sizeof(mc));
+		req.hdr.flags = XCUDA_RF_POSTED;
+		send_frame(sv[1], &req, 0, NULL, 0);
+		ret = c.ops->next(&c, &got, 2000);
+		memset(c.arena + 4096, 0xab, 1000);
+		if (ret == 1) {
+			reply_ok(&c, &got, 0);
+			ret = read_answer(sv[1], &f, e, 4, buf, sizeof(buf));
+		}
+		a->slot[4].token = 0x55;
+		a->slot[4].seq = 11;
+		ret = ret ? ret : c.ops->hostfn_publish(&c, 4, 0, 0);
+		if (!ret)
+			ret = read_frame(sv[1], &f, e, 4, buf, sizeof(buf));
+		CHECK_MSG(!ret && f.magic == XCUDA_UP_DATA_MAGIC &&
+			  f.nr_out == 1 && e[0].off == 4096 &&
+			  e[0].width * e[0].rows == 1000 && buf[0] == 0xab &&
+			  buf[999] == 0xab && !rd(sv[1], &r, sizeof(r)) &&
+			  r.magic == XCUDA_UP_REC_MAGIC && r.slot == 4,
+			  "tcp channel: a record goes after the pending "
+			  "extents' bytes", "ret %d magic %#x nr_out %u", ret,
+			  f.magic, f.nr_out);
+
+		/*
+		 * 5. A completion brings bytes for copies queued behind the
+		 * function: they land, less the pending ones, before done.
+		 */
+		struct xcuda_up_done d = { XCUDA_UP_DONE_MAGIC, 4, 11, 2 };
+		x = (struct xcuda_up_ext){ 20000, 16, 16, 1 };
+		memset(in, 0x71, 16);
+		ret = xd_up_write_all(sv[1], &d, sizeof(d)) ||
+		      xd_up_write_all(sv[1], &x, sizeof(x)) ||
+		      xd_up_write_all(sv[1], in, 16);
+		x = (struct xcuda_up_ext){ 5000, 200, 200, 1 };
+		memset(in, 0x72, 200);
+		ret = ret || xd_up_write_all(sv[1], &x, sizeof(x)) ||
+		      xd_up_write_all(sv[1], in, 200);
+		for (i = 0; !ret && i < 2000 && a->slot[4].done != 11; i++)
+			c.ops->hostfn_wait(&c, &a->slot[4].done, 0, 1000);
+		CHECK_MSG(!ret && a->slot[4].done == 11 &&
+			  c.arena[20000] == 0x71 && c.arena[20015] == 0x71 &&
+			  c.arena[5095] == 0xab && c.arena[5096] == 0x72 &&
+			  c.arena[5199] == 0x72, "tcp channel: a completion's "
+			  "extents land before done, pending bytes kept",
+			  "ret %d done %u", ret, a->slot[4].done);
+
+		/* The pending bytes still go with the next answer. */
+		raw_req(&req, 0x7caU, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0);
+		send_frame(sv[1], &req, 0, NULL, 0);
+		ret = c.ops->next(&c, &got, 2000);
+		if (ret == 1) {
+			reply_ok(&c, &got, 0);
+			ret = read_answer(sv[1], &f, e, 4, buf, sizeof(buf));
+		}
+		CHECK_MSG(!ret && f.magic == XCUDA_UP_RSP_MAGIC &&
+			  f.nr_out == 1 && e[0].off == 4096 && buf[0] == 0xab,
+			  "tcp channel: ... and still go with the next "
+			  "synchronous answer", "ret %d nr_out %u", ret,
+			  f.nr_out);
+	}
+
+	/* 6. A completion for a slot that does not exist ends the link. */
+	send_done(sv[1], XCUDA_HOSTFN_SLOTS, 1, 0);
+	CHECK_EQ(c.ops->next(&c, &got, 2000), -EPROTO,
+		 "tcp channel: a completion for slot 64 is -EPROTO");
+	CHECK(c.ops->peer_gone(&c) &&
+	      c.ops->hostfn_publish(&c, 3, 0, 0) == -EPROTO,
+	      "tcp channel: ... for good, and records no longer go");
+	c.ops->close(&c);
+	close(sv[1]);
+}
+
 /* ---- the server against hostile relays ---- */
 
 /* The server's channel for a relay that names @origin and @domain. */
@@ -1615,6 +1840,22 @@ static int put_hostile(int fd, int kind, uint32_t session)
 	}
 }
 
+/* HOSTFN_SETUP on a raw session: 0 once the worker took the area. */
+static int raw_hf_setup(int fd, uint32_t session)
+{
+	struct xcuda_hostfn_setup_args a = { HF_OFF, 4096 };
+	struct xcuda_request req;
+	struct xcuda_up_rsp f;
+	struct xcuda_up_ext e;
+	uint8_t b[64];
+
+	raw_req(&req, session, XCUDA_OP_HOSTFN_SETUP, &a, sizeof(a));
+	if (send_frame(fd, &req, 0, NULL, 0) ||
+	    read_answer(fd, &f, &e, 1, b, sizeof(b)))
+		return -1;
+	return f.rsp.id == req.hdr.id ? f.rsp.status : -1;
+}
+
 /* One hostile frame after a correct handshake: the session must end. */
 static void hostile(const char *name, int kind, const char *log_needle)
 {
@@ -1655,8 +1896,29 @@ static void hostile(const char *name, int kind, const char *log_needle)
 			     !xd_up_write_all(fd, in, 1000) &&
 			     !shutdown(fd, SHUT_WR);
 			break;
-		default:	/* PUT frames (kind - 5: put_hostile) */
-			ok = !put_hostile(fd, kind - 5, w.session);
+		case 5:		/* a completion before any slot area */
+			ok = !send_done(fd, 0, 1, 0);
+			break;
+		case 6:		/* a completion for slot 64 */
+		case 7:		/* more extents than a frame carries */
+		case 8:		/* half a completion */
+			ok = !raw_hf_setup(fd, w.session);
+			if (ok && kind == 8) {
+				struct xcuda_up_done d = {
+					XCUDA_UP_DONE_MAGIC, 0, 0, 0
+				};
+
+				ok = !xd_up_write_all(fd, &d, 8) &&
+				     !shutdown(fd, SHUT_WR);
+			} else if (ok) {
+				ok = !send_done(fd, kind == 6 ?
+						XCUDA_HOSTFN_SLOTS : 1, 1,
+						kind == 7 ?
+						XCUDA_UP_MAX_OUT + 1 : 0);
+			}
+			break;
+		default:	/* PUT frames (kind - 9: put_hostile) */
+			ok = !put_hostile(fd, kind - 9, w.session);
 			break;
 		}
 		ok = ok && closes(fd);
@@ -1687,21 +1949,38 @@ static void check_hostile_frames(void)
 		"(a truncated request)");
 	hostile("hostile frame, truncated bytes: that session ends", 4,
 		"(a truncated request)");
+	hostile("hostile completion before any HOSTFN_SETUP: that session "
+		"ends", 5, "(a bad completion)");
+	hostile("hostile completion for slot 64: that session ends", 6,
+		"(a bad completion)");
+	hostile("hostile completion with 4097 extents: that session ends", 7,
+		"(a bad completion)");
+	hostile("hostile completion cut short: that session ends", 8,
+		"(a truncated completion)");
 
-	hostile("hostile PUT frame, no extents: that session ends", 5,
+	/* A completion nobody waits for changes nothing else. */
+	fd = raw_session(1u << 20, &w);
+	ok = fd >= 0 && !raw_hf_setup(fd, w.session) &&
+	     !send_done(fd, 5, 12345, 0) && !raw_echo(fd, w.session, 0, 4096);
+	CHECK(ok, "a completion for a slot nobody waits on: the session "
+	      "goes on");
+	if (fd >= 0)
+		close(fd);
+
+	hostile("hostile PUT frame, no extents: that session ends", 9,
 		"(a graph's bytes: bad count)");
 	hostile("hostile PUT frame, more than XCUDA_UP_GEXT_MAX extents: that "
-		"session ends", 6, "(a graph's bytes: bad count)");
+		"session ends", 10, "(a graph's bytes: bad count)");
 	hostile("hostile PUT frame, an extent past the arena: that session "
-		"ends", 7, "(a graph's bytes: an extent outside the arena)");
+		"ends", 11, "(a graph's bytes: an extent outside the arena)");
 	hostile("hostile PUT frame, rows under their pitch: that session "
-		"ends", 8, "(a graph's bytes: an extent outside the arena)");
-	hostile("hostile PUT frame, truncated: that session ends", 9,
+		"ends", 12, "(a graph's bytes: an extent outside the arena)");
+	hostile("hostile PUT frame, truncated: that session ends", 13,
 		"(a truncated graph's bytes)");
 	hostile("hostile PUT frame, before a request other than GRAPH_LAUNCH: "
-		"that session ends", 10, "(bad magic)");
-	hostile("hostile PUT frames, two in a row: that session ends", 11,
-		"(bad magic)");
+		"that session ends", 14, "(a graph's bytes without their launch)");
+	hostile("hostile PUT frames, two in a row: that session ends", 15,
+		"(a graph's bytes without their launch)");
 
 	/* A well-formed PUT and its launch: answered, the session lives. */
 	fd = raw_session(1u << 20, &w);
@@ -2117,6 +2396,576 @@ static void check_relay_graph(void)
 	dmn_stop(&rel3, SIGTERM);
 }
 
+/* ---- host functions through the relay ---- */
+
+static int echo_status(struct xc_transport *t);
+
+/* A server that knows the key and answers 0 to everything (scripted). */
+struct hfsrv {
+	int lfd;
+	int bad;		/* after the completion: a record for slot 64 */
+	/* atomic, for the test */
+	int ready;		/* the record went */
+	uint32_t got_slot, got_done, got_ext;
+	uint64_t got_off, got_len;	/* its first extent */
+	uint8_t got_byte;		/* ... the extent's first byte */
+	int got;		/* a completion came */
+	int copies;		/* MEMCPY requests seen */
+};
+
+#define HF_POFF	131072u
+
+static int hf_send_rec(int fd, uint32_t slot, uint32_t seq)
+{
+	struct xcuda_up_rec r = { XCUDA_UP_REC_MAGIC, slot, 0xfeed, seq,
+				  3, 0, 6, 6, HF_POFF };
+
+	return xd_up_write_all(fd, &r, sizeof(r)) ||
+	       xd_up_write_all(fd, "abcdef", 6);
+}
+
+static void *hf_server(void *arg)
+{
+	struct hfsrv *hs = arg;
+	struct xcuda_up_hello h;
+	struct xcuda_up_chal ch;
+	struct xcuda_up_open o;
+	struct xcuda_up_welcome w;
+	struct xcuda_up_req f;
+	struct xcuda_up_rsp rsp;
+	struct pollfd p = { .fd = hs->lfd, .events = POLLIN };
+	static uint8_t skip[1 << 16];
+	int fd;
+
+	if (poll(&p, 1, 10000) != 1)
+		return NULL;
+	fd = accept(hs->lfd, NULL, NULL);
+	if (fd < 0)
+		return NULL;
+	memset(&ch, 0, sizeof(ch));
+	ch.magic = XCUDA_UP_MAGIC;
+	ch.version = XCUDA_UP_VERSION;
+	xd_up_nonce(ch.nonce);
+	if (rd(fd, &h, sizeof(h)) ||
+	    xd_up_mac(&key, XD_UP_LABEL_SERVER, h.nonce, ch.nonce, ch.mac) ||
+	    xd_up_write_all(fd, &ch, sizeof(ch)) || rd(fd, &o, sizeof(o)))
+		goto out;
+	w = (struct xcuda_up_welcome){ 0, 0x4321, o.arena_size };
+	if (xd_up_write_all(fd, &w, sizeof(w)))
+		goto out;
+	for (;;) {
+		/* A completion is 16 bytes, a request's head longer. */
+		if (xd_up_read_all(fd, &f, 16, xd_up_deadline(20000)))
+			break;
+		if (f.magic == XCUDA_UP_DONE_MAGIC) {
+			struct xcuda_up_done d;
+			struct xcuda_up_ext x;
+			uint32_t i;
+
+			memcpy(&d, &f, sizeof(d));
+			for (i = 0; i < d.nr_ext; i++) {
+				if (rd(fd, &x, sizeof(x)) ||
+				    x.width * x.rows > sizeof(skip) ||
+				    rd(fd, skip, x.width * x.rows))
+					goto out;
+				if (!i) {
+					hs->got_off = x.off;
+					hs->got_len = x.width * x.rows;
+					hs->got_byte = skip[0];
+				}
+			}
+			hs->got_ext = d.nr_ext;
+			__atomic_store_n(&hs->got_slot, d.slot,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&hs->got_done, d.done,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&hs->got, 1, __ATOMIC_RELEASE);
+			if (hs->bad && hf_send_rec(fd, XCUDA_HOSTFN_SLOTS, 6))
+				break;
+			continue;
+		}
+		if (f.magic != XCUDA_UP_REQ_MAGIC || f.in_len > sizeof(skip) ||
+		    rd(fd, (uint8_t *)&f + 16, sizeof(f) - 16) ||
+		    rd(fd, skip, f.in_len))
+			break;
+		memset(&rsp, 0, sizeof(rsp));
+		rsp.magic = XCUDA_UP_RSP_MAGIC;
+		rsp.rsp.id = f.req.hdr.id;
+		rsp.rsp.op = f.req.hdr.op;
+		rsp.rsp.flags = f.req.hdr.flags;
+		if (xd_up_write_all(fd, &rsp, sizeof(rsp)))
+			break;
+		/*
+		 * After the second copy (the first is before the enqueue), as
+		 * a trampoline whose stream was busy.
+		 */
+		if (f.req.hdr.op == XCUDA_OP_MEMCPY && ++hs->copies == 2) {
+			if (hf_send_rec(fd, 2, 5))
+				break;
+			__atomic_store_n(&hs->ready, 1, __ATOMIC_RELEASE);
+		}
+	}
+out:
+	close(fd);
+	return NULL;
+}
+
+static int wait_flag(const int *f, long ms)
+{
+	long end = now_ms() + ms;
+
+	while (!__atomic_load_n(f, __ATOMIC_ACQUIRE) && now_ms() < end)
+		nap_ms(2);
+	return __atomic_load_n(f, __ATOMIC_ACQUIRE);
+}
+
+static void check_relay_records(void)
+{
+	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
+	struct xcuda_hostfn_setup_args hf = { HF_OFF, 4096 };
+	struct xcuda_host_func_launch_args fl = { 0xfeed, 0, 0 };
+	struct xcuda_host_func_launch_res fr;
+	struct xcuda_memcpy_args mc = { 0 };
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct hfsrv hs;
+	struct xcuda_hostfn_area *a;
+	struct xcuda_open_res r;
+	struct xc_transport t;
+	socklen_t len = sizeof(sa);
+	char addr[64];
+	pthread_t th;
+	long t0;
+	int st, ok, hport;
+
+	memset(&hs, 0, sizeof(hs));
+	hs.bad = 1;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	hs.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE_MSG(hs.lfd >= 0 && !bind(hs.lfd, (struct sockaddr *)&sa,
+					 sizeof(sa)) && !listen(hs.lfd, 4) &&
+		    !getsockname(hs.lfd, (struct sockaddr *)&sa, &len),
+		    "scripted server", "%s", strerror(errno));
+	hport = ntohs(sa.sin_port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", hport);
+	args[1] = addr;
+	REQUIRE_MSG(!dmn_start(&rel4, args, NULL), "relay to a scripted "
+		    "server", "did not start");
+	pthread_create(&th, NULL, hf_server, &hs);
+	st = g_open(&t, &rel4) ? -1 : do_open(&t, &r);
+	CHECK_MSG(!st, "relay to a scripted server: a session", "status %d",
+		  st);
+	if (st == -1)
+		goto out;
+	a = (struct xcuda_hostfn_area *)((uint8_t *)t.arena + HF_OFF);
+	memset(a, 0, sizeof(*a));
+	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
+	/*
+	 * A copy from the arena, the function's enqueue, a copy after it:
+	 * the function's completion brings the second copy's bytes again.
+	 */
+	mc.dst = 0x7f0000000000ull;
+	mc.src = HF_POFF + 8192;
+	mc.count = 64;
+	mc.dir = XCUDA_COPY_H2D;
+	mc.flags = XCUDA_COPY_ASYNC;
+	if (!st)
+		st = d_call(&t, XCUDA_OP_MEMCPY, &mc, sizeof(mc), NULL, 0);
+	if (!st)
+		st = d_call(&t, XCUDA_OP_HOST_FUNC_LAUNCH, &fl, sizeof(fl), &fr,
+			    sizeof(fr));
+	mc.src = HF_POFF + 4096;
+	memset((uint8_t *)t.arena + HF_POFF + 4096, 0x11, 64);
+	if (!st)
+		st = d_call(&t, XCUDA_OP_MEMCPY, &mc, sizeof(mc), NULL, 0);
+	ok = !st && wait_flag(&hs.ready, 5000);
+	t0 = now_ms();
+	while (ok && !__atomic_load_n(&a->slot[2].seq, __ATOMIC_ACQUIRE) &&
+	       now_ms() - t0 < 5000)
+		nap_ms(1);
+	CHECK_MSG(ok && a->slot[2].seq == 5 && a->slot[2].token == 0xfeed &&
+		  a->slot[2].status == 3 && !a->slot[2].flags &&
+		  a->slot[2].arg == 6 && !a->slot[2].done &&
+		  __atomic_load_n(&a->wake, __ATOMIC_SEQ_CST) == 1 &&
+		  !memcmp((uint8_t *)t.arena + HF_POFF, "abcdef", 6) &&
+		  !a->slot[1].seq && !a->slot[3].seq,
+		  "relay: a server's record lands in the guest's slot area "
+		  "with its payload, and the wake word is bumped",
+		  "setup %d seq %u token %llx wake %u", st, a->slot[2].seq,
+		  (unsigned long long)a->slot[2].token, a->wake);
+	/* Not the seq delivered: nothing goes back. */
+	__atomic_store_n(&a->slot[2].done, 4, __ATOMIC_RELEASE);
+	nap_ms(100);
+	CHECK(!__atomic_load_n(&hs.got, __ATOMIC_ACQUIRE),
+	      "relay: a done word that is not the record's seq is not sent");
+	/* The function wrote the copy's source; the guest completes it. */
+	memset((uint8_t *)t.arena + HF_POFF + 4096, 0x77, 64);
+	__atomic_store_n(&a->slot[2].done, 5, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &a->slot[2].done, FUTEX_WAKE, INT_MAX, NULL, NULL,
+		0);
+	/* Before the message's arguments read what the server wrote. */
+	ok = wait_flag(&hs.got, 5000);
+	CHECK_MSG(ok && hs.got_slot == 2 &&
+		  hs.got_done == 5, "relay: the guest's completion goes to "
+		  "the server as an xdon frame", "got %d slot %u done %u",
+		  hs.got, hs.got_slot, hs.got_done);
+	CHECK_MSG(hs.got_ext == 1 && hs.got_off == HF_POFF + 4096 &&
+		  hs.got_len == 64 && hs.got_byte == 0x77,
+		  "relay: ... with the bytes of the copy sent after the "
+		  "function's enqueue, as the function left them (not the "
+		  "copy's before it)", "nr_ext %u off %llu len %llu byte %#x",
+		  hs.got_ext, (unsigned long long)hs.got_off,
+		  (unsigned long long)hs.got_len, hs.got_byte);
+	/* The scripted server answers with a record for slot 64. */
+	t0 = now_ms();
+	st = echo_status(&t);
+	CHECK_MSG(st == cudaErrorDevicesUnavailable ||
+		  (st <= -1000 && now_ms() - t0 < FAIL_MS),
+		  "relay: a record for slot 64 ends the session (the next "
+		  "call fails)", "status %d after %ld ms", st, now_ms() - t0);
+	CHECK(dlog_wait(&rel4, "a host function's record", 1, 5000),
+	      "... the relay says why");
+	t.ops->close(&t);
+out:
+	pthread_join(th, NULL);
+	close(hs.lfd);
+	dmn_stop(&rel4, SIGTERM);
+}
+
+/* ---- end to end, CUDA played by threads ---- */
+
+#define E_AREA	(6u << 20)
+#define E_SRC	(7u << 20)
+
+static int e2e_runs;
+
+/* The program's host function: slow, and it writes a copy's source. */
+static void CUDART_CB e2e_fn(void *data)
+{
+	nap_ms(100);
+	memset(data, 0x5c, 64);
+	__atomic_add_fetch(&e2e_runs, 1, __ATOMIC_SEQ_CST);
+}
+
+struct e2e {
+	int lfd;
+	/* results, read after the join */
+	int ok_sync;		/* the trampoline returned within the sync */
+	int refreshed;		/* the copy's source was the function's */
+	int requests;
+};
+
+static void *e2e_tramp(void *ud)
+{
+	xd_hostfn_trampoline(ud);
+	return NULL;
+}
+
+/*
+ * The GPU server's worker, without CUDA: OPEN and HOSTFN_SETUP as the
+ * worker does them; HOST_FUNC_LAUNCH runs the trampoline on a thread of
+ * its own, as CUDA would; STREAM_SYNCHRONIZE waits for it, as CUDA
+ * would, with nobody else reading the socket; MEMCPY is only answered.
+ */
+static void *e2e_server(void *arg)
+{
+	struct e2e *e = arg;
+	struct xd_tcp_conf conf = { &key, 0 };
+	const struct xd_chan_ops *ops;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct pollfd p = { .fd = e->lfd, .events = POLLIN };
+	struct xd_session s;
+	struct xd_chan c;
+	pthread_t th;
+	void *ud = NULL;
+	int fd, ret, tramp = 0, end = 0;
+
+	if (poll(&p, 1, 10000) != 1)
+		return NULL;
+	fd = accept(e->lfd, NULL, NULL);
+	if (fd < 0 || xd_tcp_accept(fd, &c, &conf, 0x77e2e))
+		return NULL;
+	/* No ops at init: a worker's session would take over our stdout. */
+	ops = c.ops;
+	c.ops = NULL;
+	if (xd_session_init(&s, &c)) {
+		ops->close(&c);
+		return NULL;
+	}
+	c.ops = ops;
+	while (!end && (ret = c.ops->next(&c, &req, 5000)) >= 0) {
+		if (!ret)
+			break;
+		e->requests++;
+		memset(&rsp, 0, sizeof(rsp));
+		rsp.id = req.hdr.id;
+		rsp.op = req.hdr.op;
+		rsp.flags = req.hdr.flags;
+		if (req.hdr.op == XCUDA_OP_HOST_FUNC_LAUNCH) {
+			struct xcuda_host_func_launch_args a;
+
+			memcpy(&a, req.args, sizeof(a));
+			rsp.status = xd_hostfn_ctx_new(&s, a.token,
+						       XD_HOSTFN_ONESHOT, &ud);
+			if (!rsp.status)
+				tramp = !pthread_create(&th, NULL, e2e_tramp,
+							ud);
+		} else if (req.hdr.op == XCUDA_OP_STREAM_SYNCHRONIZE) {
+			if (tramp) {
+				pthread_join(th, NULL);
+				tramp = 0;
+				e->ok_sync = __atomic_load_n(&e2e_runs,
+						__ATOMIC_SEQ_CST) == 1;
+				/* The copy queued behind it would run now. */
+				e->refreshed = c.arena[E_SRC] == 0x5c &&
+					       c.arena[E_SRC + 63] == 0x5c;
+			}
+		} else if (req.hdr.op == XCUDA_OP_MEMCPY) {
+			/* Queued: it runs once the function returned. */
+		} else {
+			end = xd_handle(&s, &req, &rsp);
+		}
+		if (c.ops->reply(&c, &rsp, 0) < 0)
+			break;
+	}
+	if (tramp)
+		pthread_join(th, NULL);
+	xd_session_fini(&s);
+	c.ops->close(&c);
+	return NULL;
+}
+
+static void check_e2e_hostfn(void)
+{
+	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
+	struct xcuda_hostfn_setup_args hf = { E_AREA, 4096 };
+	struct xcuda_host_func_launch_args fl = { 0, 0, 0 };
+	struct xcuda_host_func_launch_res fr;
+	struct xcuda_stream_synchronize_args ss = { 0 };
+	struct xcuda_memcpy_args mc = { 0 };
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	uint8_t *src;
+	struct xc_hostfn h = { .kind = XC_HOSTFN_HOST, .fn.host = e2e_fn };
+	struct xcuda_open_res r;
+	/* Kept for the runner thread (static: not a leak). */
+	static struct xc_transport t;
+	struct e2e e;
+	char addr[64];
+	pthread_t th;
+	long t0, dt = 0;
+	int st, sst = -1, mst = -1;
+
+	memset(&e, 0, sizeof(e));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	e.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE_MSG(e.lfd >= 0 && !bind(e.lfd, (struct sockaddr *)&sa,
+					sizeof(sa)) && !listen(e.lfd, 4) &&
+		    !getsockname(e.lfd, (struct sockaddr *)&sa, &len),
+		    "in-process server", "%s", strerror(errno));
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+	args[1] = addr;
+	REQUIRE_MSG(!dmn_start(&rel5, args, NULL), "relay to this process",
+		    "did not start");
+	pthread_create(&th, NULL, e2e_server, &e);
+	st = g_open(&t, &rel5) ? -1 : do_open(&t, &r);
+	CHECK_MSG(!st, "end to end: a session through the relay to this "
+		  "process", "status %d", st);
+	if (st == -1)
+		goto out;
+	src = (uint8_t *)t.arena + E_SRC;
+	memset((uint8_t *)t.arena + E_AREA, 0, 4096);
+	h.data = src;
+	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
+	if (!st)
+		st = xc_hostfn_serve((struct xcuda_hostfn_area *)
+				     ((uint8_t *)t.arena + E_AREA),
+				     !!(t.flags & XC_TRANSPORT_SHARED_FUTEX));
+	if (!st)
+		st = xc_hostfn_register(&h, 0, &fl.token);
+	memset(src, 0x11, 64);
+	if (!st)
+		st = d_call(&t, XCUDA_OP_HOST_FUNC_LAUNCH, &fl, sizeof(fl), &fr,
+			    sizeof(fr));
+	/* A copy from the arena queued behind the function. */
+	mc.dst = 0x7f0000000000ull;
+	mc.src = E_SRC;
+	mc.count = 64;
+	mc.dir = XCUDA_COPY_H2D;
+	mc.flags = XCUDA_COPY_ASYNC;
+	t0 = now_ms();
+	if (!st)
+		mst = d_call(&t, XCUDA_OP_MEMCPY, &mc, sizeof(mc), NULL, 0);
+	/* The "worker" blocks in the sync while the function runs. */
+	if (!st)
+		sst = d_call(&t, XCUDA_OP_STREAM_SYNCHRONIZE, &ss, sizeof(ss),
+			     NULL, 0);
+	dt = now_ms() - t0;
+	/*
+	 * The session ends, the transport stays: the runner thread serves
+	 * its arena for the rest of the process.
+	 */
+	(void)d_call(&t, XCUDA_OP_CLOSE, NULL, 0, NULL, 0);
+	pthread_join(th, NULL);
+	CHECK_MSG(!st && !sst && __atomic_load_n(&e2e_runs,
+						 __ATOMIC_SEQ_CST) == 1 &&
+		  e.ok_sync && dt >= 80,
+		  "end to end: the guest's runner runs the function while the "
+		  "server's worker waits in a sync; the trampoline reads the "
+		  "completion itself", "status %d sync %d runs %d ok %d "
+		  "after %ld ms", st, sst, e2e_runs, e.ok_sync, dt);
+	CHECK_MSG(!mst && e.refreshed, "end to end: ... a copy from the "
+		  "arena sent after its enqueue, queued behind it, finds what "
+		  "the function wrote", "memcpy %d refreshed %d", mst,
+		  e.refreshed);
+	goto done;
+out:
+	pthread_join(th, NULL);
+done:
+	close(e.lfd);
+	dmn_stop(&rel5, SIGTERM);
+}
+
+/* ---- with a GPU: a host function through the chain ---- */
+
+#define G_AREA	(4u << 20)
+#define G_PIN	(8u << 20)	/* a pinned page: the copy's source */
+#define G_BACK	(12u << 20)
+
+/* The guest library's runner, for one record of @token. */
+struct grun {
+	struct xcuda_hostfn_area *a;
+	uint8_t *src;
+	uint64_t token;
+	int ran;	/* atomic: 1 once completed, -1: no record came */
+};
+
+static void *grun_main(void *arg)
+{
+	struct grun *g = arg;
+	long end = now_ms() + FAIL_MS;
+	int i;
+
+	while (now_ms() < end) {
+		for (i = 0; i < XCUDA_HOSTFN_SLOTS; i++) {
+			struct xcuda_hostfn_slot *sl = &g->a->slot[i];
+			uint32_t seq = __atomic_load_n(&sl->seq,
+						       __ATOMIC_ACQUIRE);
+
+			if (seq == __atomic_load_n(&sl->done,
+						   __ATOMIC_RELAXED) ||
+			    sl->token != g->token)
+				continue;
+			/* The function: slow, and it writes the source. */
+			nap_ms(50);
+			memset(g->src, 0x5c, 256);
+			__atomic_store_n(&sl->done, seq, __ATOMIC_RELEASE);
+			syscall(SYS_futex, &sl->done, FUTEX_WAKE, INT_MAX,
+				NULL, NULL, 0);
+			__atomic_store_n(&g->ran, 1, __ATOMIC_RELEASE);
+			return NULL;
+		}
+		nap_ms(1);
+	}
+	__atomic_store_n(&g->ran, -1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void check_gpu_hostfn(void)
+{
+	struct xcuda_hostfn_setup_args hf = { G_AREA, 4096 };
+	struct xcuda_stream_create_args sc = { cudaStreamNonBlocking, 0 };
+	struct xcuda_stream_create_res sr = { 0 };
+	struct xcuda_stream_synchronize_args ss = { 0 };
+	struct xcuda_host_func_launch_args fl = { 0x4242, 0, 0 };
+	struct xcuda_host_func_launch_res fr = { 0 };
+	struct xcuda_arena_pin_args pa = { 0, 0 };
+	struct xcuda_malloc_args ma = { 4096 };
+	struct xcuda_malloc_res mr = { 0 };
+	struct xcuda_memcpy_args mc = { 0 };
+	struct xcuda_open_res r;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct xc_transport t;
+	struct grun g;
+	pthread_t th;
+	uint8_t *back;
+	long t0 = 0, t1 = 0;
+	int st, started = 0, i, bad = 0;
+
+	if (init_status || device_count <= 0) {
+		SKIP("GPU: a host function through the relay",
+		     "no usable GPU here");
+		return;
+	}
+	REQUIRE_MSG(!g_open(&t, &rel) && !do_open(&t, &r), "GPU session",
+		    "no session through the relay");
+	memset((uint8_t *)t.arena + G_AREA, 0, 4096);
+	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
+	/* The guest library pins what cudaMallocHost gives. */
+	req_init(&t, &req, XCUDA_OP_ARENA_PIN, &pa, sizeof(pa));
+	req.hdr.data_off = G_PIN;
+	req.hdr.data_len = 1u << 20;
+	if (!st)
+		st = rpc(&t, &req, &rsp) ? -1 : rsp.status;
+	if (!st)
+		st = d_call(&t, XCUDA_OP_STREAM_CREATE, &sc, sizeof(sc), &sr,
+			    sizeof(sr));
+	if (!st)
+		st = d_call(&t, XCUDA_OP_MALLOC, &ma, sizeof(ma), &mr,
+			    sizeof(mr));
+	fl.stream = sr.handle;
+	if (!st)
+		st = d_call(&t, XCUDA_OP_HOST_FUNC_LAUNCH, &fl, sizeof(fl), &fr,
+			    sizeof(fr));
+	/* Queued behind the function, which writes its source first. */
+	memset((uint8_t *)t.arena + G_PIN, 0x11, 256);
+	mc.dst = mr.ptr;
+	mc.src = G_PIN;
+	mc.count = 256;
+	mc.dir = XCUDA_COPY_H2D;
+	mc.flags = XCUDA_COPY_ASYNC;
+	mc.stream = sr.handle;
+	if (!st)
+		st = d_call(&t, XCUDA_OP_MEMCPY, &mc, sizeof(mc), NULL, 0);
+	CHECK_MSG(!st && !fr.graph, "GPU: HOSTFN_SETUP, ARENA_PIN, a stream, "
+		  "HOST_FUNC_LAUNCH and a copy queued behind it, through the "
+		  "relay", "status %d", st);
+	if (st)
+		goto out;
+	g = (struct grun){ (struct xcuda_hostfn_area *)((uint8_t *)t.arena +
+							G_AREA),
+			   (uint8_t *)t.arena + G_PIN, 0x4242, 0 };
+	started = !pthread_create(&th, NULL, grun_main, &g);
+	/* The server's worker blocks in cudaStreamSynchronize meanwhile. */
+	t0 = now_ms();
+	ss.stream = sr.handle;
+	st = d_call(&t, XCUDA_OP_STREAM_SYNCHRONIZE, &ss, sizeof(ss), NULL,
+		    0);
+	t1 = now_ms();
+	if (started)
+		pthread_join(th, NULL);
+	CHECK_MSG(!st && g.ran == 1 && t1 - t0 >= 40,
+		  "GPU: the function runs in the guest, the stream waits for "
+		  "it (the server's worker blocked in cudaStreamSynchronize)",
+		  "status %d ran %d after %ld ms", st, g.ran, t1 - t0);
+	back = (uint8_t *)t.arena + G_BACK;
+	memset(back, 0, 256);
+	mc.dst = G_BACK;
+	mc.src = mr.ptr;
+	mc.dir = XCUDA_COPY_D2H;
+	mc.flags = 0;
+	mc.stream = 0;
+	st = d_call(&t, XCUDA_OP_MEMCPY, &mc, sizeof(mc), NULL, 0);
+	for (i = 0; i < 256; i++)
+		bad += back[i] != 0x5c;
+	CHECK_MSG(!st && !bad, "GPU: the copy queued behind the function "
+		  "read what the function wrote", "status %d, %d bytes not "
+		  "0x5c (first %#x)", st, bad, back[0]);
+out:
+	t.ops->close(&t);
+}
+
 /* ---- a vanishing server ---- */
 
 /* An ECHO on @t: the worker's status, or -1000 + the transport's error. */
@@ -2300,6 +3149,7 @@ int main(void)
 	check_gspans();
 	check_chan();
 	check_domains();
+	check_chan_hostfn();
 
 	port = free_port();
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
@@ -2320,6 +3170,9 @@ int main(void)
 	check_wrong_key();
 	check_keyless_server();
 	check_relay_graph();
+	check_relay_records();
+	check_e2e_hostfn();
+	check_gpu_hostfn();
 	check_vanishing();
 	check_logs();
 	CHECK_MSG(WIFEXITED(dmn_stop(&rel, SIGTERM)) &&

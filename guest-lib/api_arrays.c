@@ -467,9 +467,8 @@ static cudaError_t xc_ac_run(struct xc_ac *c, cudaStream_t stream,
 		ds = xc_ac_classify(s, dp, dspan, hd, &doff);
 	}
 	/*
-	 * Managed memory that the kind calls host memory (pinned memory
-	 * can be managed underneath, api_memory.c): the worker is told it
-	 * is device memory, which it refuses to be called otherwise.
+	 * Managed memory that the kind calls host memory: the worker is
+	 * told it is device memory, which it refuses to be called otherwise.
 	 */
 	if (hs >= 0 && hd >= 0 && ((ss == XC_AC_DEV && hs == 1) ||
 				   (ds == XC_AC_DEV && hd == 1))) {

@@ -36,7 +36,7 @@ struct xc_bounce {
 	int out;		/* 1: B -> P, after the copy */
 	int dead;		/* atomic: no graph references it */
 	unsigned char *prog;	/* P, the program's side's pointer */
-	unsigned char *blk;	/* B, from the arena's pinned heap */
+	unsigned char *blk;	/* B, from cudaMallocHost */
 	uint64_t size;
 	size_t pitch, ysize;
 	size_t pos[3], ext[3];
@@ -158,7 +158,6 @@ static void xc_bounce_unreserve(uint64_t span)
  */
 static cudaError_t xc_bounce_alloc(uint64_t span, void **blk)
 {
-	struct xc_session *s = xc_session_peek();
 	cudaError_t saved = xc_last_error(0), err;
 	uint64_t cap = xc_bounce_cap();
 	struct timespec nap = { 0, 1000000l };
@@ -171,9 +170,7 @@ static cudaError_t xc_bounce_alloc(uint64_t span, void **blk)
 		if (!xc_bounce_reserve(span, cap, &others)) {
 			err = cudaErrorMemoryAllocation;
 		} else {
-			/* Arena memory, which the worker's copy nodes name. */
-			err = s ? xc_pinned_alloc(s, blk, span, 0) :
-				  cudaErrorInitializationError;
+			err = cudaMallocHost(blk, span);
 			if (!err)
 				return cudaSuccess;
 			xc_bounce_unreserve(span);

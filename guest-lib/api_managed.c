@@ -20,16 +20,20 @@ static cudaError_t xc_free_dev(uint64_t p)
 	return xc_call_free(&a);
 }
 
-cudaError_t xc_managed_alloc(struct xc_session *s, void **devPtr,
-			     size_t size, unsigned int flags,
-			     unsigned int rflags)
+cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
 	struct xcuda_malloc_managed_args a = { 0 };
 	struct xcuda_malloc_managed_res r;
 	uint64_t taken[XC_MG_TRIES];
-	cudaError_t err = cudaSuccess;
+	struct xc_session *s;
+	cudaError_t err;
 	int i, n = 0, ret = -EEXIST;
 
+	err = xc_ready(&s);
+	if (err)
+		return xc_ret(err);
+	if (!devPtr)
+		return xc_ret(cudaErrorInvalidValue);
 	/*
 	 * Whole chunks: CUDA may place small managed allocations in shared
 	 * pages, which the guest could not map twice.
@@ -47,7 +51,7 @@ cudaError_t xc_managed_alloc(struct xc_session *s, void **devPtr,
 			break;
 		}
 		ret = xc_managed_map(s, r.devPtr, size, 0, xc_cur_device(),
-				     rflags);
+				     flags);
 		if (!ret) {
 			*devPtr = (void *)(uintptr_t)r.devPtr;
 			break;
@@ -64,24 +68,11 @@ cudaError_t xc_managed_alloc(struct xc_session *s, void **devPtr,
 	if (r.devPtr && ret) {
 		static int said;
 
-		xc_warn_once(&said, "managed memory: cannot map host pages "
+		xc_warn_once(&said, "cudaMallocManaged: cannot map host pages "
 			     "at the device address (%s)", strerror(-ret));
-		return cudaErrorMemoryAllocation;
+		return xc_ret(cudaErrorMemoryAllocation);
 	}
 	return cudaSuccess;
-}
-
-cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
-{
-	struct xc_session *s;
-	cudaError_t err;
-
-	err = xc_ready(&s);
-	if (err)
-		return xc_ret(err);
-	if (!devPtr)
-		return xc_ret(cudaErrorInvalidValue);
-	return xc_ret(xc_managed_alloc(s, devPtr, size, flags, flags));
 }
 
 /* cudaFree's part: 0 if @p was a managed allocation, now forgotten. */
@@ -90,8 +81,7 @@ int xc_managed_free(struct xc_session *s, void *p)
 	struct xc_range rg;
 
 	if (!xc_managed_any() || xc_range_find((uintptr_t)p, &rg) ||
-	    rg.kind != XC_R_MANAGED || rg.start != (uintptr_t)p ||
-	    (rg.flags & XC_RF_HOST))
+	    rg.kind != XC_R_MANAGED || rg.start != (uintptr_t)p)
 		return -1;
 	return xc_managed_unmap(s, (uintptr_t)p, 0);
 }

@@ -4,9 +4,7 @@
  *
  * Pinned host memory (cudaMallocHost, cudaHostAlloc) is carved out of the
  * session's arena and pinned by the worker, so copies from it need no CPU
- * copy.  Where the worker cannot give the arena a device address (its GPU
- * is on another host), pinned memory is managed memory instead, so that
- * its pointer is a device pointer, as under unified addressing.  cudaHostRegister cannot move memory into the arena: on `local`
+ * copy.  cudaHostRegister cannot move memory into the arena: on `local`
  * its pages move onto a memfd that the worker maps and pins (hostmem.c);
  * elsewhere it is recorded, and copies from it are staged like any
  * pageable copy.
@@ -15,13 +13,6 @@
 
 #include "guest.h"
 #include "ptsz.h"
-
-/* Whether [@p, ...) is pinned memory that is managed memory: its range. */
-static int xc_host_managed(const void *p, struct xc_range *rg)
-{
-	return xc_managed_any() && !xc_range_find((uintptr_t)p, rg) &&
-	       rg->kind == XC_R_MANAGED && (rg->flags & XC_RF_HOST);
-}
 
 cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
@@ -49,13 +40,7 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 cudaError_t cudaFree(void *devPtr)
 {
 	struct xcuda_free_args a = { (uintptr_t)devPtr };
-	struct xc_range rg;
-	cudaError_t err;
-
-	/* Pinned memory, though managed underneath: cudaFreeHost's. */
-	if (devPtr && xc_host_managed(devPtr, &rg))
-		return xc_ret(cudaErrorInvalidValue);
-	err = xc_call_free(&a);
+	cudaError_t err = xc_call_free(&a);
 
 	/* The worker's cudaFree waited for the device, as CUDA's does. */
 	if (!err && devPtr &&
@@ -248,19 +233,29 @@ cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value,
 
 /* ---- pinned host memory ---- */
 
-cudaError_t xc_pinned_alloc(struct xc_session *s, void **pHost, size_t size,
-			    unsigned int flags)
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
 	struct xcuda_arena_pin_args a = { 0 };
 	struct xcuda_arena_pin_res r;
 	struct xcuda_request req;
 	struct xc_range rg = { 0 };
+	struct xc_session *s;
+	cudaError_t err = xc_ready(&s);
 	uint64_t off, blk, start;
-	cudaError_t err;
 
+	if (err)
+		return xc_ret(err);
+	if (!pHost || (flags & ~(unsigned int)(cudaHostAllocPortable |
+					       cudaHostAllocMapped |
+					       cudaHostAllocWriteCombined)))
+		return xc_ret(cudaErrorInvalidValue);
+	if (!size) {
+		*pHost = NULL;
+		return cudaSuccess;
+	}
 	off = xc_arena_alloc(s->heap, size, XCUDA_PAGE_SIZE);
 	if (off == UINT64_MAX)
-		return cudaErrorMemoryAllocation;
+		return xc_ret(cudaErrorMemoryAllocation);
 	blk = xc_arena_find(s->heap, off, &start);
 	if (blk > UINT32_MAX)
 		goto nomem;
@@ -273,7 +268,7 @@ cudaError_t xc_pinned_alloc(struct xc_session *s, void **pHost, size_t size,
 	err = xc_call(s, &req, &r, sizeof(r));
 	if (err) {
 		xc_arena_release(s->heap, off);
-		return err;
+		return xc_ret(err);
 	}
 	rg.start = (uintptr_t)xc_arena_ptr(s, off);
 	rg.size = size;
@@ -288,42 +283,7 @@ cudaError_t xc_pinned_alloc(struct xc_session *s, void **pHost, size_t size,
 	return cudaSuccess;
 nomem:
 	xc_arena_release(s->heap, off);
-	return cudaErrorMemoryAllocation;
-}
-
-cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
-{
-	struct xc_session *s;
-	struct xc_range rg;
-	cudaError_t err = xc_ready(&s);
-
-	if (err)
-		return xc_ret(err);
-	if (!pHost || (flags & ~(unsigned int)(cudaHostAllocPortable |
-					       cudaHostAllocMapped |
-					       cudaHostAllocWriteCombined)))
-		return xc_ret(cudaErrorInvalidValue);
-	if (!size) {
-		*pHost = NULL;
-		return cudaSuccess;
-	}
-	if (!__atomic_load_n(&s->host_managed, __ATOMIC_ACQUIRE)) {
-		err = xc_pinned_alloc(s, pHost, size, flags);
-		if (err || xc_range_find((uintptr_t)*pHost, &rg) || rg.devptr)
-			return xc_ret(err);
-		/*
-		 * No device address (the worker's GPU is on another host):
-		 * a kernel given this pointer would fault.  This and every
-		 * later allocation are managed memory instead.
-		 */
-		__atomic_store_n(&s->host_managed, 1, __ATOMIC_RELEASE);
-		err = cudaFreeHost(*pHost);
-		*pHost = NULL;
-		if (err)
-			return err;
-	}
-	return xc_ret(xc_managed_alloc(s, pHost, size, cudaMemAttachGlobal,
-				       XC_RF_HOST | flags));
+	return xc_ret(cudaErrorMemoryAllocation);
 }
 
 cudaError_t cudaMallocHost(void **ptr, size_t size)
@@ -343,17 +303,6 @@ cudaError_t cudaFreeHost(void *ptr)
 		return xc_ret(err);
 	if (!ptr)
 		return cudaSuccess;
-	if (xc_host_managed(ptr, &rg)) {
-		struct xcuda_free_args fa = { (uintptr_t)ptr };
-
-		if (rg.start != (uintptr_t)ptr)
-			return xc_ret(cudaErrorInvalidValue);
-		/* The worker's cudaFree waits for the device, as ours must. */
-		err = xc_call_free(&fa);
-		if (!err)
-			xc_managed_unmap(s, rg.start, 0);
-		return err;
-	}
 	if (xc_range_del((uintptr_t)ptr, XC_R_HOST_PINNED, &rg))
 		return xc_ret(cudaErrorInvalidValue);
 	size = xc_arena_find(s->heap, rg.arena_off, &start);
@@ -424,10 +373,6 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost,
 		return xc_ret(err);
 	if (!pDevice || flags)
 		return xc_ret(cudaErrorInvalidValue);
-	if (xc_host_managed(pHost, &rg)) {
-		*pDevice = pHost;
-		return cudaSuccess;
-	}
 	/* Registered memory has a device address once the worker pins it. */
 	if (xc_range_find((uintptr_t)pHost, &rg) || rg.kind == XC_R_DEVICE ||
 	    !rg.devptr)
@@ -443,10 +388,6 @@ cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 
 	if (!pFlags)
 		return xc_ret(cudaErrorInvalidValue);
-	if (xc_host_managed(pHost, &rg)) {
-		*pFlags = (rg.flags & ~XC_RF_HOST) | cudaHostAllocMapped;
-		return cudaSuccess;
-	}
 	if (xc_range_find((uintptr_t)pHost, &rg) || rg.kind == XC_R_DEVICE ||
 	    rg.kind == XC_R_MANAGED)
 		return xc_ret(cudaErrorInvalidValue);
@@ -479,12 +420,7 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr,
 	if (xc_range_find(p, &rg))
 		return cudaSuccess;
 	attr->device = rg.device;
-	if (rg.kind == XC_R_MANAGED && (rg.flags & XC_RF_HOST)) {
-		/* Pinned memory to the program, whatever it is underneath. */
-		attr->type = cudaMemoryTypeHost;
-		attr->devicePointer = (void *)ptr;
-		attr->hostPointer = (void *)ptr;
-	} else if (rg.kind == XC_R_MANAGED) {
+	if (rg.kind == XC_R_MANAGED) {
 		/* One address on both sides: the host copy is mapped at it. */
 		attr->type = cudaMemoryTypeManaged;
 		attr->devicePointer = (void *)ptr;

@@ -79,11 +79,6 @@ struct xc_session {
 	cudaError_t sticky;		/* the context is broken: this error */
 	struct xc_arena *staging;	/* [0, staging_size) */
 	struct xc_arena *heap;		/* pinned host allocations */
-	/*
-	 * The worker gave pinned arena memory no device address: pinned
-	 * allocations are managed memory instead (api_memory.c).
-	 */
-	int host_managed;
 	uint64_t staging_size;
 	uint64_t chunk;
 	struct xcuda_open_res info;
@@ -335,13 +330,6 @@ cudaError_t xc_launch_req(struct xc_session *s, struct xc_func *f,
 
 cudaError_t xc_props(int dev, const struct cudaDeviceProp **p);
 
-/*
- * Pinned memory of the arena's heap (api_memory.c), whether or not the
- * worker gives it a device address; not the thread's last error.
- */
-cudaError_t xc_pinned_alloc(struct xc_session *s, void **pHost, size_t size,
-			    unsigned int flags);
-
 /* Whether a stream capture may be under way (api_graph.c). */
 int xc_capture_maybe(void);
 
@@ -359,13 +347,6 @@ struct xc_range {
 	uint64_t devptr;	/* pinned+mapped: device address */
 	unsigned int flags;
 };
-
-/*
- * In the flags of an XC_R_MANAGED range: pinned host memory that is
- * managed memory underneath (cudaHostAlloc where the arena has no device
- * address, api_memory.c); the low bits are the cudaHostAlloc flags.
- */
-#define XC_RF_HOST	(1u << 31)
 
 int xc_range_add(const struct xc_range *r);
 /* Removes the range starting exactly at @start of @kind; 0 if found. */
@@ -486,14 +467,6 @@ int xc_managed_state(uintptr_t p);
 void xc_managed_reg_var(void **mod, void **hostp, const char *name,
 			size_t size);
 int xc_managed_init_module(void **mod);
-/*
- * Managed memory of @size, its host copy mapped at its device address
- * (api_managed.c): *@devPtr; @flags are cudaMallocManaged's, @rflags the
- * range's.  Not the thread's last error: the caller's to set.
- */
-cudaError_t xc_managed_alloc(struct xc_session *s, void **devPtr,
-			     size_t size, unsigned int flags,
-			     unsigned int rflags);
 /* cudaFree's part (api_managed.c): 0 if @p was managed, now unmapped. */
 int xc_managed_free(struct xc_session *s, void *p);
 

@@ -310,9 +310,11 @@ static void xd_relay_drop_fd(struct xd_chan *c, const struct xcuda_request *req)
 
 /*
  * Before a GRAPH_LAUNCH: the bytes the exec's copies read, as the guest
- * has them now, in a PUT frame (none for an exec the server named none).
+ * has them now, in a PUT frame (none for an exec the server named none);
+ * how many extents in *@nput (in r->gput).
  */
-static int xd_relay_put(struct xd_relay *r, const struct xcuda_request *req)
+static int xd_relay_put(struct xd_relay *r, const struct xcuda_request *req,
+			unsigned int *nput)
 {
 	struct xcuda_graph_launch_args a;
 	const struct xd_up_gent *e;
@@ -335,6 +337,7 @@ static int xd_relay_put(struct xd_relay *r, const struct xcuda_request *req)
 	pthread_mutex_unlock(&r->lock);
 	if (e && !r->gput)
 		return -ENOMEM;
+	*nput = n;
 	if (!n)
 		return 0;
 	f.magic = XCUDA_UP_PUT_MAGIC;
@@ -358,7 +361,7 @@ static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
 	struct xd_chan *c = r->c;
 	struct xcuda_up_req f;
 	uint64_t total = 0, k;
-	unsigned int n, i;
+	unsigned int n, i, nput = 0;
 	int ret;
 
 	xd_relay_drop_fd(c, req);
@@ -380,12 +383,18 @@ static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
 		       "the session", XD_RELAY_MAX_Q);
 		return ret;
 	}
-	/* What a host function's completion may have to bring again. */
-	xd_up_hf_forwarded(&r->hf, req, r->spans, n);
 	f.magic = XCUDA_UP_REQ_MAGIC;
 	f.in_len = (uint32_t)total;
 	f.req = *req;
-	ret = xd_relay_put(r, req);
+	ret = xd_relay_put(r, req, &nput);
+	/*
+	 * What a host function's completion may have to bring again: a
+	 * graph's copies read what its host nodes wrote (a bounce block).
+	 */
+	if (req->hdr.op == XCUDA_OP_GRAPH_LAUNCH)
+		xd_up_hf_forwarded(&r->hf, req, r->gput, nput);
+	else
+		xd_up_hf_forwarded(&r->hf, req, r->spans, n);
 	if (!ret)
 		ret = xd_up_wr_add(&r->wr, &f, sizeof(f));
 	for (i = 0; i < n && !ret; i++) {

@@ -92,13 +92,20 @@ void xd_up_hf_forwarded(struct xd_up_hf *h, const struct xcuda_request *req,
 	}
 	pthread_mutex_lock(&h->lock);
 	h->fwd++;
-	if (enq == 2 && !h->graphs) {
-		/* No graph of the session has run a function yet. */
-	} else if (enq) {
+	if (enq) {
 		if (h->nenq == XD_UP_HF_MAX_ENQ)
 			xd_up_hf_enq_drop(h, 0);
 		h->enq[h->nenq++] = (struct xd_up_hf_enq){ h->fwd, token };
-	} else if (h->nenq) {
+		/*
+		 * A graph's own copies (@sp: the bytes its PUT sent) may read
+		 * what its host nodes write: they count as after its launch.
+		 */
+		if (enq == 2 && n)
+			h->fwd++;
+		else
+			n = 0;
+	}
+	if (h->nenq && n) {
 		for (i = 0; i < n; i++) {
 			if (h->ncopies == XD_UP_HF_MAX_COPIES) {
 				h->chead = (h->chead + 1) %
@@ -121,8 +128,6 @@ void xd_up_hf_answered(struct xd_up_hf *h, uint64_t token, int failed,
 	if (!token)
 		return;
 	pthread_mutex_lock(&h->lock);
-	if (graph)
-		h->graphs = 1;
 	/* Nothing will run for it as a one-shot function. */
 	for (i = h->nenq; (failed || graph) && i-- > 0;) {
 		if (h->enq[i].token == token) {
@@ -295,8 +300,6 @@ int xd_up_hf_record(struct xd_up_hf *h, const struct xcuda_up_rec *r,
 	h->seq[r->slot] = r->seq;
 	h->token[r->slot] = r->token;
 	h->flags[r->slot] = r->flags;
-	if (r->flags & XCUDA_HOSTFN_GRAPH)
-		h->graphs = 1;
 	h->out |= 1ull << r->slot;
 	if (!h->started && !h->stop) {
 		if (pthread_create(&h->th, NULL, xd_up_hf_watch, h))

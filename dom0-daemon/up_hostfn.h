@@ -64,7 +64,6 @@ struct xd_up_hf {
 	int stop, started;
 	pthread_t th;
 	uint64_t fwd;			/* requests noted since the area */
-	int graphs;			/* graph launches may run functions */
 	struct xd_up_hf_copy *copies;	/* a ring, oldest at @chead */
 	unsigned int chead, ncopies;
 	struct xd_up_hf_enq *enq;	/* oldest first */

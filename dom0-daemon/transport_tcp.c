@@ -784,6 +784,14 @@ static int xd_tcp_pending_has(const struct xd_tcp *t,
 	return 0;
 }
 
+/* A stream's or event's query answered cudaErrorNotReady. */
+static int xd_tcp_not_ready(const struct xd_tcp *t,
+			    const struct xcuda_response *rsp)
+{
+	return rsp->status == cudaErrorNotReady &&
+	       (t->op == XCUDA_OP_STREAM_QUERY || t->op == XCUDA_OP_EVENT_QUERY);
+}
+
 /* wlock held (and plock once hf_on); the devices were waited for. */
 static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 			       const struct xcuda_response *rsp, int more)
@@ -791,6 +799,12 @@ static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 	unsigned int i;
 	int ret = 0;
 
+	/* Pending bytes stay so: the program may rely on none of them. */
+	if (xd_tcp_not_ready(t, rsp)) {
+		t->ncur = 0;
+		ret = xd_tcp_frame(t, c, rsp, NULL, 0);
+		return ret ? ret : xd_up_wr_flush(&t->wr);
+	}
 	if (rsp->flags & XCUDA_RF_POSTED) {
 		t->cur_noted = 0;
 		for (i = 0; i < t->ncur; i++) {
@@ -884,8 +898,13 @@ static int xd_tcp_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 	/*
 	 * The devices are waited for before the locks: a host function the
 	 * device waits for publishes under wlock, and may read the socket.
+	 * Not for a query answered "not ready": the program may rely on no
+	 * copy then, and a copy behind a host function would make the query
+	 * wait for the function.
 	 */
-	if (!(rsp->flags & XCUDA_RF_POSTED)) {
+	if (xd_tcp_not_ready(t, rsp)) {
+		/* Nothing to wait for, nothing sent: pending stays so. */
+	} else if (!(rsp->flags & XCUDA_RF_POSTED)) {
 		/*
 		 * An asynchronous copy the guest waited for (cudaMemcpy3DAsync,
 		 * say) is answered once it is queued: its rows must land

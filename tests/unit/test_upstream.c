@@ -1277,6 +1277,26 @@ static void check_chan(void)
 		  "tcp channel: bytes a later request brings over a pending "
 		  "copy's are dropped, the rest land", "ret %d", ret);
 
+	/*
+	 * 2b. A query answered "not ready" brings none of them: the program
+	 * may rely on no copy then (and they stay pending, step 3).
+	 */
+	{
+		struct xcuda_stream_query_args q = { 0 };
+
+		raw_req(&req, 0x7c9u, XCUDA_OP_STREAM_QUERY, &q, sizeof(q));
+		send_frame(sv[1], &req, 0, NULL, 0);
+		ret = c.ops->next(&c, &got, 2000);
+		if (ret == 1)
+			reply_ok(&c, &got, cudaErrorNotReady);
+		ret = ret == 1 ? read_answer(sv[1], &f, e, 4, buf,
+					     sizeof(buf)) : -1;
+		CHECK_MSG(!ret && !f.nr_out &&
+			  f.rsp.status == cudaErrorNotReady,
+			  "tcp channel: a query answered not ready brings no "
+			  "pending bytes", "ret %d nr_out %u", ret, f.nr_out);
+	}
+
 	/* 3. The next synchronous answer carries them, then its own. */
 	raw_req(&req, 0x7c9u, XCUDA_OP_ECHO, &echo, sizeof(echo));
 	req.hdr.data_off = 8192;

@@ -185,12 +185,15 @@ domu_create() {
 
 # domu SECONDS CMD: runs CMD (sh -c) in the DomU, SECONDS at most.  Sets
 # DU_RC (empty if no answer) and leaves stdout in $W/domu.out, stderr in
-# $W/domu.err.
+# $W/domu.err.  DU_LOST is 1 when the console lost lines of them (the
+# DomU says how many it printed).
 domu() {
 	dm_t=$1
 	shift
 	SEQ=$((SEQ + 1))
 	DU_RC=
+	DU_LOST=0
+	DU_COUNTS=
 	: >"$W/domu.out"
 	: >"$W/domu.err"
 	[ -n "$DOMID" ] || return 1
@@ -204,12 +207,23 @@ domu() {
 		say "the output of command $SEQ did not reach the console log"
 	tr -d '\r' <"$CLOG" | sed -n "s/^XT:$SEQ:O://p" >"$W/domu.out"
 	tr -d '\r' <"$CLOG" | sed -n "s/^XT:$SEQ:E://p" >"$W/domu.err"
+	dm_got="$(wc -l <"$W/domu.out" | tr -d ' ') $(wc -l <"$W/domu.err" | tr -d ' ')"
+	if [ -n "$DU_COUNTS" ] && [ "$dm_got" != "$DU_COUNTS" ]; then
+		DU_LOST=1
+		say "the console lost lines of command $SEQ: stdout and stderr lines $dm_got of $DU_COUNTS"
+	fi
 	return 0
 }
 domu_answered() {
 	dm_v=$(xsr "$XT/rc") || return 1
 	[ "${dm_v%% *}" = "$SEQ" ] || return 1
-	DU_RC=${dm_v#* }
+	dm_v=${dm_v#* }
+	DU_RC=${dm_v%% *}
+	DU_COUNTS=
+	[ "$dm_v" = "$DU_RC" ] || DU_COUNTS=${dm_v#* }
+	case $DU_COUNTS in
+	*[!0-9\ ]* | \ * | *\ ) DU_COUNTS= ;;	# not "N N": no counts
+	esac
 }
 # domu_ok SECONDS CMD: domu, and true only if CMD exited 0.
 domu_ok() {

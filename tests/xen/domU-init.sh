@@ -8,7 +8,9 @@
 # the agent runs the command (sh -c, under timeout), prints its stdout
 # and stderr on the console as "XT:<seq>:O:<line>" and "XT:<seq>:E:<line>"
 # followed by "XT:<seq>:RC:<status>", and then writes
-# data/xcuda-test/rc = "<seq> <status>".  Dom0 reads the console's log.
+# data/xcuda-test/rc = "<seq> <status> <stdout lines> <stderr lines>".
+# Dom0 reads the console's log, and knows from the counts whether the
+# console lost lines.
 
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root
@@ -56,7 +58,8 @@ while :; do
 		emit "$seq" O </tmp/xt.out
 		emit "$seq" E </tmp/xt.err
 		echo "XT:$seq:RC:$rc"
-		xenstore-write "$X/rc" "$seq $rc"
+		xenstore-write "$X/rc" "$seq $rc $(awk 'END { print NR }' \
+			/tmp/xt.out) $(awk 'END { print NR }' /tmp/xt.err)"
 	fi
 	sleep 0.2
 done

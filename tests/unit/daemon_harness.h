@@ -27,6 +27,7 @@
 #include <cuda_runtime_api.h>
 
 #include "xcuda/calls.h"
+#include "xcuda/hash.h"
 #include "guest-lib/transport.h"
 #include "check.h"
 #include "cuda_asan.h"
@@ -246,6 +247,55 @@ static inline int rpc(struct xc_transport *t,
 	if (rsp->id != req->hdr.id || rsp->op != req->hdr.op ||
 	    rsp->flags != req->hdr.flags)
 		return -EPROTO;
+	return 0;
+}
+
+/*
+ * ECHO of @len bytes at @off of @t's arena, written first in a pattern of
+ * @seed: 0 if the worker's checksum, byte count and answer length are
+ * right and, with @fill, every byte came back as @fill_byte; else -1,
+ * with what was wrong in @why.
+ */
+static inline int echo_check(struct xc_transport *t, uint64_t off,
+			     uint32_t len, uint32_t seed, int fill,
+			     uint8_t fill_byte, char *why, size_t whylen)
+{
+	struct xcuda_echo_args a = { seed, (uint32_t)!!fill, fill_byte, 0 };
+	uint8_t *p = (uint8_t *)t->arena + off;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+	struct xcuda_echo_res r;
+	uint64_t want;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 131 + seed + (i >> 13));
+	want = xcuda_fnv1a64(seed, p, len);
+	req_init(t, &req, XCUDA_OP_ECHO, &a, sizeof(a));
+	req.hdr.data_off = (uint32_t)off;
+	req.hdr.data_len = len;
+	err = rpc(t, &req, &rsp);
+	if (err) {
+		snprintf(why, whylen, "transport error %d", err);
+		return -1;
+	}
+	memcpy(&r, rsp.out, sizeof(r));
+	if (rsp.status || rsp.len != sizeof(r) || r.checksum != want ||
+	    r.bytes != len) {
+		snprintf(why, whylen, "status %d len %u sum %llx want %llx "
+			 "bytes %llu", rsp.status, rsp.len,
+			 (unsigned long long)r.checksum,
+			 (unsigned long long)want,
+			 (unsigned long long)r.bytes);
+		return -1;
+	}
+	for (i = 0; fill && i < len; i++) {
+		if (p[i] != fill_byte) {
+			snprintf(why, whylen, "byte %u not filled back", i);
+			return -1;
+		}
+	}
 	return 0;
 }
 

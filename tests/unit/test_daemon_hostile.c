@@ -38,55 +38,12 @@ static int do_open(struct xc_transport *t, struct xcuda_open_res *r)
 	return rsp.status;
 }
 
-/* ECHO of @len bytes at @off; 0 if the checksum (and fill) are right. */
-static int do_echo(struct xc_transport *t, uint64_t off, uint32_t len,
-		   uint32_t seed, int fill, char *why, size_t whylen)
-{
-	struct xcuda_echo_args a = { seed, (uint32_t)fill, 0x3c, 0 };
-	uint8_t *p = (uint8_t *)t->arena + off;
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-	struct xcuda_echo_res r;
-	uint64_t want;
-	uint32_t i;
-	int err;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(i * 131 + seed + (i >> 13));
-	want = xcuda_fnv1a64(seed, p, len);
-	req_init(t, &req, XCUDA_OP_ECHO, &a, sizeof(a));
-	req.hdr.data_off = (uint32_t)off;
-	req.hdr.data_len = len;
-	err = rpc(t, &req, &rsp);
-	if (err) {
-		snprintf(why, whylen, "transport error %d", err);
-		return -1;
-	}
-	memcpy(&r, rsp.out, sizeof(r));
-	if (rsp.status || rsp.len != sizeof(r) || r.checksum != want ||
-	    r.bytes != len) {
-		snprintf(why, whylen, "status %d len %u sum %llx want %llx "
-			 "bytes %llu", rsp.status, rsp.len,
-			 (unsigned long long)r.checksum,
-			 (unsigned long long)want,
-			 (unsigned long long)r.bytes);
-		return -1;
-	}
-	for (i = 0; fill && i < len; i++) {
-		if (p[i] != 0x3c) {
-			snprintf(why, whylen, "byte %u not filled", i);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 static void check_echo(struct xc_transport *t, const char *name)
 {
 	char why[200] = "";
 
-	CHECK_MSG(!do_echo(t, 4096, 64, 11, 0, why, sizeof(why)), name, "%s",
-		  why);
+	CHECK_MSG(!echo_check(t, 4096, 64, 11, 0, 0x3c, why, sizeof(why)),
+		  name, "%s", why);
 }
 
 static void check_open(struct xc_transport *t, const char *name)
@@ -461,13 +418,16 @@ int main(void)
 	check_open(&a, "OPEN A reports the runtime's init status");
 	check_open(&b, "OPEN B reports the runtime's init status");
 
-	CHECK_MSG(!do_echo(&b, 0, 1, 0, 0, why, sizeof(why)), "ECHO 1 B", "%s",
-		  why);
-	CHECK_MSG(!do_echo(&b, 12345, 4096, 77, 0, why, sizeof(why)),
+	CHECK_MSG(!echo_check(&b, 0, 1, 0, 0, 0x3c, why, sizeof(why)),
+		  "ECHO 1 B", "%s", why);
+	CHECK_MSG(!echo_check(&b, 12345, 4096, 77, 0, 0x3c, why,
+			      sizeof(why)),
 		  "ECHO 4 KiB", "%s", why);
-	CHECK_MSG(!do_echo(&b, 1 << 20, 16 << 20, 9, 1, why, sizeof(why)),
+	CHECK_MSG(!echo_check(&b, 1 << 20, 16 << 20, 9, 1, 0x3c, why,
+			      sizeof(why)),
 		  "ECHO 16 MiB with fill", "%s", why);
-	CHECK_MSG(!do_echo(&b, ARENA - 4096, 4096, 3, 1, why, sizeof(why)),
+	CHECK_MSG(!echo_check(&b, ARENA - 4096, 4096, 3, 1, 0x3c, why,
+			      sizeof(why)),
 		  "ECHO at the arena's end", "%s", why);
 
 	test_malformed(&a);

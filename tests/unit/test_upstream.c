@@ -340,46 +340,6 @@ static int do_open(struct xc_transport *t, struct xcuda_open_res *r)
 	return rsp.status;
 }
 
-/* ECHO of @len bytes at @off, filled back: 0, or -1 with @why. */
-static int do_echo(struct xc_transport *t, uint64_t off, uint32_t len,
-		   uint32_t seed, char *why, size_t whylen)
-{
-	struct xcuda_echo_args a = { seed, 1, 0x5a + seed, 0 };
-	uint8_t *p = (uint8_t *)t->arena + off;
-	struct xcuda_request req;
-	struct xcuda_response rsp;
-	struct xcuda_echo_res r;
-	uint64_t want;
-	uint32_t i;
-	int err;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(i * 131 + seed + (i >> 13));
-	want = xcuda_fnv1a64(seed, p, len);
-	req_init(t, &req, XCUDA_OP_ECHO, &a, sizeof(a));
-	req.hdr.data_off = (uint32_t)off;
-	req.hdr.data_len = len;
-	err = rpc(t, &req, &rsp);
-	if (err) {
-		snprintf(why, whylen, "transport error %d", err);
-		return -1;
-	}
-	memcpy(&r, rsp.out, sizeof(r));
-	if (rsp.status || r.checksum != want || r.bytes != len) {
-		snprintf(why, whylen, "status %d sum %llx want %llx bytes %llu",
-			 rsp.status, (unsigned long long)r.checksum,
-			 (unsigned long long)want, (unsigned long long)r.bytes);
-		return -1;
-	}
-	for (i = 0; i < len; i++) {
-		if (p[i] != (uint8_t)(0x5a + seed)) {
-			snprintf(why, whylen, "byte %u not filled back", i);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /* ---- the link's own frames, as a relay (or a hostile one) sends ---- */
 
 static int tcp_connect(int p)
@@ -636,7 +596,9 @@ static void check_echo_sizes(void)
 	CHECK_MSG(!err, "OPEN through the relay", "status %d", err);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		why[0] = 0;
-		CHECK_MSG(!do_echo(&t, 4096, sizes[i], i + 1, why, sizeof(why)),
+		CHECK_MSG(!echo_check(&t, 4096, sizes[i], i + 1, 1,
+				      (uint8_t)(0x5a + i + 1), why,
+				      sizeof(why)),
 			  check_name("ECHO of %u bytes through the relay, "
 				     "filled back", sizes[i]), "%s", why);
 	}
@@ -810,7 +772,8 @@ static void check_refusals(void)
 	st = d_call(&t, XCUDA_OP_HOSTFN_SETUP, &hf, sizeof(hf), NULL, 0);
 	CHECK_MSG(st == cudaErrorInvalidValue, "... a second one is refused "
 		  "by the server's worker", "status %d", st);
-	CHECK_MSG(!do_echo(&t, 131072, 65536, 3, why, sizeof(why)),
+	CHECK_MSG(!echo_check(&t, 131072, 65536, 3, 1, 0x5d, why,
+			      sizeof(why)),
 		  "... and the session goes on", "%s", why);
 	CHECK(!dlog_count(&srv, "host functions and stream callbacks"),
 	      "... the server refuses nothing about host functions");
@@ -3012,7 +2975,8 @@ static int lost_setup(struct xc_transport *t, pid_t *w)
 
 	if (g_open(t, &rel))
 		return -1;
-	if (do_open(t, &r) || do_echo(t, 0, 4096, 9, why, sizeof(why)) ||
+	if (do_open(t, &r) ||
+	    echo_check(t, 0, 4096, 9, 1, 0x63, why, sizeof(why)) ||
 	    !dlog_wait(&srv, "started", n + 1, 5000)) {
 		t->ops->close(t);
 		return -1;
@@ -3102,8 +3066,8 @@ static void check_vanishing(void)
 
 			st = do_open(&t, &r);
 			if (!st)
-				st = do_echo(&t, 4096, 1u << 20, 5, why,
-					     sizeof(why));
+				st = echo_check(&t, 4096, 1u << 20, 5, 1,
+						0x5f, why, sizeof(why));
 			t.ops->close(&t);
 		}
 		CHECK_MSG(!st, "the server restarted: sessions through the "

@@ -266,27 +266,23 @@ static int xd_tcp_flush_before(struct xd_tcp *t, uint64_t len)
 }
 
 /*
- * A PUT frame after its 8 bytes (@head): each extent checked against the
- * arena alone (the relay's table is not ours to trust), its rows into the
- * arena, pending bytes excepted (a trampoline, @follower, holds plock for
- * that).
+ * @nr extents of a frame, each a struct xcuda_up_ext and its rows, into
+ * the arena less the pending bytes (a trampoline, @follower, holds plock
+ * for that): 0, -ERANGE for an extent outside the arena, or the read's
+ * error.
  */
-static int xd_tcp_put(struct xd_tcp *t, struct xd_chan *c, const void *head,
-		      int follower)
+static int xd_tcp_read_exts(struct xd_tcp *t, struct xd_chan *c,
+			    unsigned int nr, int follower)
 {
-	struct xcuda_up_put f;
 	struct xcuda_up_ext e;
 	struct xd_up_span s;
 	unsigned int i;
 	uint64_t k;
 	int ret = 0;
 
-	memcpy(&f, head, sizeof(f));
-	if (!f.nr || f.nr > XCUDA_UP_GEXT_MAX)
-		return xd_tcp_fail(t, -EPROTO, "a graph's bytes: bad count");
 	if (follower)
 		pthread_mutex_lock(&t->plock);
-	for (i = 0; i < f.nr && !ret; i++) {
+	for (i = 0; i < nr && !ret; i++) {
 		ret = xd_up_rd_read(&t->rd, &e, sizeof(e), XD_UP_STALL_MS);
 		s = (struct xd_up_span){ e.off, e.width, e.pitch, e.rows };
 		if (!ret && !xd_up_span_ok(&s, c->arena_size))
@@ -297,6 +293,25 @@ static int xd_tcp_put(struct xd_tcp *t, struct xd_chan *c, const void *head,
 	}
 	if (follower)
 		pthread_mutex_unlock(&t->plock);
+	return ret;
+}
+
+/*
+ * A PUT frame after its 8 bytes (@head): each extent checked against the
+ * arena alone (the relay's table is not ours to trust), its rows into the
+ * arena, pending bytes excepted (a trampoline, @follower, holds plock for
+ * that).
+ */
+static int xd_tcp_put(struct xd_tcp *t, struct xd_chan *c, const void *head,
+		      int follower)
+{
+	struct xcuda_up_put f;
+	int ret;
+
+	memcpy(&f, head, sizeof(f));
+	if (!f.nr || f.nr > XCUDA_UP_GEXT_MAX)
+		return xd_tcp_fail(t, -EPROTO, "a graph's bytes: bad count");
+	ret = xd_tcp_read_exts(t, c, f.nr, follower);
 	if (ret == -ERANGE)
 		return xd_tcp_fail(t, -EPROTO, "a graph's bytes: an extent "
 				   "outside the arena");
@@ -318,31 +333,16 @@ static int xd_tcp_done(struct xd_tcp *t, struct xd_chan *c,
 		       const struct xcuda_up_done *d, int follower)
 {
 	struct xcuda_hostfn_area *a;
-	struct xcuda_up_ext e;
-	struct xd_up_span s;
-	unsigned int i;
-	uint64_t k;
-	int ret = 0;
+	int ret;
 
 	if (!xd_tcp_hf(t) || d->slot >= XCUDA_HOSTFN_SLOTS ||
 	    d->nr_ext > XCUDA_UP_MAX_OUT)
 		return xd_tcp_fail(t, -EPROTO, "a bad completion");
-	if (follower)
-		pthread_mutex_lock(&t->plock);
-	for (i = 0; i < d->nr_ext && !ret; i++) {
-		ret = xd_up_rd_read(&t->rd, &e, sizeof(e), XD_UP_STALL_MS);
-		s = (struct xd_up_span){ e.off, e.width, e.pitch, e.rows };
-		if (!ret && !xd_up_span_ok(&s, c->arena_size))
-			ret = -EPROTO;
-		for (k = 0; k < s.rows && !ret; k++)
-			ret = xd_tcp_read_range(t, c, s.off + k * s.pitch,
-						s.width);
-	}
-	if (follower)
-		pthread_mutex_unlock(&t->plock);
+	ret = xd_tcp_read_exts(t, c, d->nr_ext, follower);
 	if (ret)
-		return xd_tcp_fail(t, ret == -EPIPE || ret == -ETIMEDOUT ?
-				   -EPROTO : ret, "a bad completion");
+		return xd_tcp_fail(t, ret == -EPIPE || ret == -ETIMEDOUT ||
+				   ret == -ERANGE ? -EPROTO : ret,
+				   "a bad completion");
 	a = (struct xcuda_hostfn_area *)(c->arena + t->hf_off);
 	__atomic_store_n(&a->slot[d->slot].done, d->done, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &a->slot[d->slot].done, FUTEX_WAKE, INT_MAX, NULL,

@@ -292,6 +292,33 @@ static int free_port(void)
 	return p;
 }
 
+/*
+ * A server played by this test: a socket listening on a free port of
+ * 127.0.0.1 (REQUIREd as @server), and @d started as a relay to it with
+ * the test's key (REQUIREd as @relay).  The socket, its port in *@lport.
+ */
+static int relay_to_here(struct dmn *d, const char *server,
+			 const char *relay, int *lport)
+{
+	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	char addr[64];
+	int fd;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	REQUIRE_MSG(fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+		    !listen(fd, 4) &&
+		    !getsockname(fd, (struct sockaddr *)&a, &len),
+		    server, "%s", strerror(errno));
+	*lport = ntohs(a.sin_port);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", *lport);
+	args[1] = addr;
+	REQUIRE_MSG(!dmn_start(d, args, NULL), relay, "did not start");
+	return fd;
+}
+
 static int write_key(const char *path, size_t len, mode_t mode, int seed)
 {
 	uint8_t buf[256];
@@ -2077,30 +2104,14 @@ static void *fake_server(void *arg)
 
 static void check_keyless_server(void)
 {
-	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
-	struct sockaddr_in a = { .sin_family = AF_INET };
 	struct fake fk = { -1, 0, 0 };
 	struct xc_transport t;
 	struct xcuda_open_res r;
-	char addr[64];
 	pthread_t th;
 	int st;
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	fk.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	REQUIRE_MSG(fk.lfd >= 0 && !bind(fk.lfd, (struct sockaddr *)&a,
-					 sizeof(a)) && !listen(fk.lfd, 4),
-		    "fake server", "%s", strerror(errno));
-	{
-		socklen_t len = sizeof(a);
-
-		getsockname(fk.lfd, (struct sockaddr *)&a, &len);
-		fport = ntohs(a.sin_port);
-	}
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", fport);
-	args[1] = addr;
-	REQUIRE_MSG(!dmn_start(&rel3, args, NULL), "relay to a fake server",
-		    "did not start");
+	fk.lfd = relay_to_here(&rel3, "fake server", "relay to a fake server",
+			       &fport);
 	pthread_create(&th, NULL, fake_server, &fk);
 	st = g_open(&t, &rel3) ? -1 : do_open(&t, &r);
 	pthread_join(th, NULL);
@@ -2311,33 +2322,21 @@ static int g_launch(struct xc_transport *t, uint32_t exec)
 
 static void check_relay_graph(void)
 {
-	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
 	static const char *const names[] = {
 		NULL, "an extent past the arena",
 		"more than XCUDA_UP_GEXT_MAX extents", "reserved bits set",
 		"rows under their pitch", "truncated",
 	};
-	struct sockaddr_in a = { .sin_family = AF_INET };
 	struct gfake gf = { -1, 0, 0, "" };
 	struct xcuda_open_res r;
 	struct xc_transport t;
-	socklen_t len = sizeof(a);
-	char addr[64];
 	pthread_t th;
 	uint8_t *p;
 	uint32_t i;
-	int st, k, before;
+	int st, k, before, gport;
 
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	gf.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	REQUIRE_MSG(gf.lfd >= 0 && !bind(gf.lfd, (struct sockaddr *)&a,
-					 sizeof(a)) && !listen(gf.lfd, 4) &&
-		    !getsockname(gf.lfd, (struct sockaddr *)&a, &len),
-		    "fake server", "%s", strerror(errno));
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(a.sin_port));
-	args[1] = addr;
-	REQUIRE_MSG(!dmn_start(&rel3, args, NULL), "relay to a fake server",
-		    "did not start");
+	gf.lfd = relay_to_here(&rel3, "fake server", "relay to a fake server",
+			       &gport);
 
 	pthread_create(&th, NULL, gext_server, &gf);
 	st = g_open(&t, &rel3) ? -1 : do_open(&t, &r);
@@ -2504,35 +2503,22 @@ static int wait_flag(const int *f, long ms)
 
 static void check_relay_records(void)
 {
-	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
 	struct xcuda_hostfn_setup_args hf = { HF_OFF, 4096 };
 	struct xcuda_host_func_launch_args fl = { 0xfeed, 0, 0 };
 	struct xcuda_host_func_launch_res fr;
 	struct xcuda_memcpy_args mc = { 0 };
-	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct hfsrv hs;
 	struct xcuda_hostfn_area *a;
 	struct xcuda_open_res r;
 	struct xc_transport t;
-	socklen_t len = sizeof(sa);
-	char addr[64];
 	pthread_t th;
 	long t0;
 	int st, ok, hport;
 
 	memset(&hs, 0, sizeof(hs));
 	hs.bad = 1;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	hs.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	REQUIRE_MSG(hs.lfd >= 0 && !bind(hs.lfd, (struct sockaddr *)&sa,
-					 sizeof(sa)) && !listen(hs.lfd, 4) &&
-		    !getsockname(hs.lfd, (struct sockaddr *)&sa, &len),
-		    "scripted server", "%s", strerror(errno));
-	hport = ntohs(sa.sin_port);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", hport);
-	args[1] = addr;
-	REQUIRE_MSG(!dmn_start(&rel4, args, NULL), "relay to a scripted "
-		    "server", "did not start");
+	hs.lfd = relay_to_here(&rel4, "scripted server",
+			       "relay to a scripted server", &hport);
 	pthread_create(&th, NULL, hf_server, &hs);
 	st = g_open(&t, &rel4) ? -1 : do_open(&t, &r);
 	CHECK_MSG(!st, "relay to a scripted server: a session", "status %d",
@@ -2720,36 +2706,24 @@ static void *e2e_server(void *arg)
 
 static void check_e2e_hostfn(void)
 {
-	const char *args[] = { "--upstream", NULL, "--key", keyp, NULL };
 	struct xcuda_hostfn_setup_args hf = { E_AREA, 4096 };
 	struct xcuda_host_func_launch_args fl = { 0, 0, 0 };
 	struct xcuda_host_func_launch_res fr;
 	struct xcuda_stream_synchronize_args ss = { 0 };
 	struct xcuda_memcpy_args mc = { 0 };
-	struct sockaddr_in sa = { .sin_family = AF_INET };
-	socklen_t len = sizeof(sa);
 	uint8_t *src;
 	struct xc_hostfn h = { .kind = XC_HOSTFN_HOST, .fn.host = e2e_fn };
 	struct xcuda_open_res r;
 	/* Kept for the runner thread (static: not a leak). */
 	static struct xc_transport t;
 	struct e2e e;
-	char addr[64];
 	pthread_t th;
 	long t0, dt = 0;
-	int st, sst = -1, mst = -1;
+	int st, sst = -1, mst = -1, eport;
 
 	memset(&e, 0, sizeof(e));
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	e.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	REQUIRE_MSG(e.lfd >= 0 && !bind(e.lfd, (struct sockaddr *)&sa,
-					sizeof(sa)) && !listen(e.lfd, 4) &&
-		    !getsockname(e.lfd, (struct sockaddr *)&sa, &len),
-		    "in-process server", "%s", strerror(errno));
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sa.sin_port));
-	args[1] = addr;
-	REQUIRE_MSG(!dmn_start(&rel5, args, NULL), "relay to this process",
-		    "did not start");
+	e.lfd = relay_to_here(&rel5, "in-process server",
+			      "relay to this process", &eport);
 	pthread_create(&th, NULL, e2e_server, &e);
 	st = g_open(&t, &rel5) ? -1 : do_open(&t, &r);
 	CHECK_MSG(!st, "end to end: a session through the relay to this "

@@ -320,7 +320,6 @@ static int xd_relay_put(struct xd_relay *r, const struct xcuda_request *req,
 	const struct xd_up_gent *e;
 	struct xcuda_up_put f;
 	unsigned int n = 0, i;
-	uint64_t k;
 	int ret;
 
 	if (req->hdr.op != XCUDA_OP_GRAPH_LAUNCH || req->hdr.len < sizeof(a))
@@ -343,15 +342,8 @@ static int xd_relay_put(struct xd_relay *r, const struct xcuda_request *req,
 	f.magic = XCUDA_UP_PUT_MAGIC;
 	f.nr = n;
 	ret = xd_up_wr_add(&r->wr, &f, sizeof(f));
-	for (i = 0; i < n && !ret; i++) {
-		const struct xd_up_span *s = &r->gput[i];
-		struct xcuda_up_ext x = { s->off, s->width, s->pitch, s->rows };
-
-		ret = xd_up_wr_add(&r->wr, &x, sizeof(x));
-		for (k = 0; k < s->rows && !ret; k++)
-			ret = xd_up_wr_add(&r->wr, r->c->arena + s->off +
-					   k * s->pitch, s->width);
-	}
+	for (i = 0; i < n && !ret; i++)
+		ret = xd_up_wr_ext(&r->wr, r->c->arena, &r->gput[i]);
 	return ret;
 }
 
@@ -475,22 +467,14 @@ static int xd_relay_send_done(void *arg, const struct xcuda_up_done *d,
 			      const struct xd_up_span *sp)
 {
 	struct xd_relay *r = arg;
-	struct xcuda_up_ext e;
 	unsigned int i;
-	uint64_t k;
 	int ret;
 
 	pthread_mutex_lock(&r->wlock);
 	XD_ARENA_IO_BEGIN();
 	ret = xd_up_wr_add(&r->wr, d, sizeof(*d));
-	for (i = 0; i < d->nr_ext && !ret; i++) {
-		e = (struct xcuda_up_ext){ sp[i].off, sp[i].width,
-					   sp[i].pitch, sp[i].rows };
-		ret = xd_up_wr_add(&r->wr, &e, sizeof(e));
-		for (k = 0; k < sp[i].rows && !ret; k++)
-			ret = xd_up_wr_add(&r->wr, r->c->arena + sp[i].off +
-					   k * sp[i].pitch, sp[i].width);
-	}
+	for (i = 0; i < d->nr_ext && !ret; i++)
+		ret = xd_up_wr_ext(&r->wr, r->c->arena, &sp[i]);
 	if (!ret)
 		ret = xd_up_wr_flush(&r->wr);
 	XD_ARENA_IO_END();

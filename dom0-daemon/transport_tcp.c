@@ -702,21 +702,6 @@ static void xd_tcp_sync_devices(struct xd_tcp *t)
 	t->pend_devs = 0;
 }
 
-/* One extent and its rows, into the frame. */
-static int xd_tcp_add_ext(struct xd_tcp *t, struct xd_chan *c,
-			  const struct xd_up_span *s)
-{
-	struct xcuda_up_ext e = { s->off, s->width, s->pitch, s->rows };
-	uint64_t k;
-	int ret;
-
-	ret = xd_up_wr_add(&t->wr, &e, sizeof(e));
-	for (k = 0; k < s->rows && !ret; k++)
-		ret = xd_up_wr_add(&t->wr, c->arena + s->off + k * s->pitch,
-				   s->width);
-	return ret;
-}
-
 /* A frame: @rsp (NULL: extents alone) and the @n extents of @v. */
 static int xd_tcp_frame(struct xd_tcp *t, struct xd_chan *c,
 			const struct xcuda_response *rsp,
@@ -733,7 +718,7 @@ static int xd_tcp_frame(struct xd_tcp *t, struct xd_chan *c,
 		f.rsp = *rsp;
 	ret = xd_up_wr_add(&t->wr, &f, sizeof(f));
 	for (i = 0; i < n && !ret; i++)
-		ret = xd_tcp_add_ext(t, c, &v[i].s);
+		ret = xd_up_wr_ext(&t->wr, c->arena, &v[i].s);
 	return ret;
 }
 

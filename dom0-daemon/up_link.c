@@ -597,6 +597,19 @@ void xd_up_wr_fini(struct xd_up_wr *w)
 	w->iov = NULL;
 }
 
+int xd_up_wr_ext(struct xd_up_wr *w, const uint8_t *arena,
+		 const struct xd_up_span *s)
+{
+	struct xcuda_up_ext e = { s->off, s->width, s->pitch, s->rows };
+	uint64_t k;
+	int ret;
+
+	ret = xd_up_wr_add(w, &e, sizeof(e));
+	for (k = 0; k < s->rows && !ret; k++)
+		ret = xd_up_wr_add(w, arena + s->off + k * s->pitch, s->width);
+	return ret;
+}
+
 int xd_up_wr_flush(struct xd_up_wr *w)
 {
 	struct iovec *iov = w->iov;

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "xcuda/upstream.h"
+#include "up_spans.h"
 
 /* How long each step of the handshake may take, at most, in all. */
 #define XD_UP_HANDSHAKE_MS	10000
@@ -178,6 +179,12 @@ int xd_up_wr_init(struct xd_up_wr *w, int fd, size_t cap,
 void xd_up_wr_fini(struct xd_up_wr *w);
 /* Adds @len bytes at @p (flushing first when full): 0 or a negative errno. */
 int xd_up_wr_add(struct xd_up_wr *w, const void *p, size_t len);
+/*
+ * An extent of a frame: struct xcuda_up_ext for @s, then its rows, read
+ * from @arena.  0 or a negative errno.
+ */
+int xd_up_wr_ext(struct xd_up_wr *w, const uint8_t *arena,
+		 const struct xd_up_span *s);
 /* Sends all that was added: 0 or a negative errno. */
 int xd_up_wr_flush(struct xd_up_wr *w);
 

@@ -87,10 +87,26 @@ static void xd_hf_init(void)
 	pthread_condattr_destroy(&a);
 }
 
-static long xd_futex(uint32_t *word, int op, uint32_t val,
-		     const struct timespec *ts)
+long xd_futex(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
 	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+void xd_hostfn_post(struct xcuda_hostfn_area *area, unsigned int i,
+		    uint64_t token, int32_t status, uint32_t flags,
+		    uint64_t arg, uint32_t seq, int futex)
+{
+	struct xcuda_hostfn_slot *sl = &area->slot[i];
+
+	__atomic_store_n(&sl->token, token, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->status, status, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->flags, flags, __ATOMIC_RELAXED);
+	__atomic_store_n(&sl->arg, arg, __ATOMIC_RELAXED);
+	/* The guest reads seq first (acquire): it goes last. */
+	__atomic_store_n(&sl->seq, seq, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&area->wake, 1, __ATOMIC_SEQ_CST);
+	if (futex)
+		xd_futex(&area->wake, FUTEX_WAKE, INT_MAX, NULL);
 }
 
 /* ---- the table of contexts ---- */
@@ -387,21 +403,15 @@ static void xd_hf_fire(void *user_data, int32_t status, const void *data,
 	pthread_mutex_unlock(&xd_hf_lock);
 
 	sl = &st->area->slot[slot];
-	sl->token = token;
-	sl->status = status;
-	sl->flags = flags & XD_HOSTFN_GRAPH ? XCUDA_HOSTFN_GRAPH : 0;
-	sl->arg = 0;
 	if (data && plen) {
 		if (len > plen)
 			len = plen;
 		memcpy(st->chan->arena + poff, data, len);
-		sl->arg = len;
 		plen_out = len;
 	}
-	__atomic_store_n(&sl->seq, seq, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&st->area->wake, 1, __ATOMIC_SEQ_CST);
-	if (st->futex)
-		xd_futex(&st->area->wake, FUTEX_WAKE, INT_MAX, NULL);
+	xd_hostfn_post(st->area, (unsigned int)slot, token, status,
+		       flags & XD_HOSTFN_GRAPH ? XCUDA_HOSTFN_GRAPH : 0,
+		       plen_out, seq, st->futex);
 	/* A failure ends the link: the wait finds the guest gone. */
 	if (st->link)
 		(void)st->chan->ops->hostfn_publish(st->chan, (unsigned int)slot,

@@ -39,6 +39,21 @@
  */
 int xd_hostfn_setup(struct xd_session *s, uint64_t off, uint64_t len);
 
+struct timespec;
+struct xcuda_hostfn_area;
+/* futex(2) on a word of a slot area (not private: it may be shared). */
+long xd_futex(uint32_t *word, int op, uint32_t val,
+	      const struct timespec *ts);
+/*
+ * A record in slot @i of @area, in the order the area's rules ask: its
+ * fields, then seq (a store-release), then the wake count, whose shared
+ * futex's waiters are woken when @futex.  The worker's trampolines and
+ * the relay (a record the server sent) both publish so.
+ */
+void xd_hostfn_post(struct xcuda_hostfn_area *area, unsigned int i,
+		    uint64_t token, int32_t status, uint32_t flags,
+		    uint64_t arg, uint32_t seq, int futex);
+
 /*
  * A context for the guest's function @token: pass *@user_data to CUDA
  * with xd_hostfn_trampoline (cudaLaunchHostFunc, host nodes) or

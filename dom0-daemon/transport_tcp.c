@@ -61,7 +61,6 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 
 #include <cuda_runtime_api.h>
 
@@ -345,8 +344,7 @@ static int xd_tcp_done(struct xd_tcp *t, struct xd_chan *c,
 				   "a bad completion");
 	a = (struct xcuda_hostfn_area *)(c->arena + t->hf_off);
 	__atomic_store_n(&a->slot[d->slot].done, d->done, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &a->slot[d->slot].done, FUTEX_WAKE, INT_MAX, NULL,
-		NULL, 0);
+	xd_futex(&a->slot[d->slot].done, FUTEX_WAKE, INT_MAX, NULL);
 	return 0;
 }
 
@@ -633,7 +631,7 @@ static void xd_tcp_hf_wait(struct xd_chan *c, uint32_t *word, uint32_t val,
 	/* The worker reads, or wants to: it applies our completion. */
 	if (__atomic_load_n(&t->rwant, __ATOMIC_ACQUIRE) ||
 	    pthread_mutex_trylock(&t->rlock)) {
-		syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
+		xd_futex(word, FUTEX_WAIT, val, &ts);
 		return;
 	}
 	if (!xd_up_rd_buffered(&t->rd)) {

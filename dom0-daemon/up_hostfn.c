@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/futex.h>
-#include <sys/syscall.h>
 
 #include "xcuda/calls.h"
+#include "hostfn.h"
 #include "log.h"
 #include "up_hostfn.h"
 
@@ -30,12 +30,6 @@ _Static_assert(offsetof(struct xcuda_host_func_launch_args, token) == 0 &&
 /* Polling the guest's done words while records are outstanding. */
 #define XD_UP_HF_NAP_MIN_US	10
 #define XD_UP_HF_NAP_MAX_US	1000
-
-static long xd_up_hf_futex(uint32_t *word, int op, uint32_t val,
-			   const struct timespec *ts)
-{
-	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
-}
 
 void xd_up_hf_init(struct xd_up_hf *h, struct xd_chan *c,
 		   int (*send_done)(void *arg, const struct xcuda_up_done *d,
@@ -194,7 +188,7 @@ static void xd_up_hf_nap(struct xd_up_hf *h, uint32_t *d, uint32_t val,
 	struct timespec ts = { 0, (long)us * 1000 };
 
 	if (h->futex)
-		xd_up_hf_futex(d, FUTEX_WAIT, val, &ts);
+		xd_futex(d, FUTEX_WAIT, val, &ts);
 	else
 		nanosleep(&ts, NULL);
 }
@@ -272,7 +266,6 @@ static void *xd_up_hf_watch(void *arg)
 int xd_up_hf_record(struct xd_up_hf *h, const struct xcuda_up_rec *r,
 		    struct xd_up_rd *rd)
 {
-	struct xcuda_hostfn_slot *sl;
 	int ret = 0;
 
 	if (!h->area || r->slot >= XCUDA_HOSTFN_SLOTS || !r->seq ||
@@ -286,16 +279,8 @@ int xd_up_hf_record(struct xd_up_hf *h, const struct xcuda_up_rec *r,
 		if (ret)
 			return ret == -EPIPE ? -EPROTO : ret;
 	}
-	/* The guest reads seq first (acquire): it goes last. */
-	sl = &h->area->slot[r->slot];
-	__atomic_store_n(&sl->token, r->token, __ATOMIC_RELAXED);
-	__atomic_store_n(&sl->status, r->status, __ATOMIC_RELAXED);
-	__atomic_store_n(&sl->flags, r->flags, __ATOMIC_RELAXED);
-	__atomic_store_n(&sl->arg, r->arg, __ATOMIC_RELAXED);
-	__atomic_store_n(&sl->seq, r->seq, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&h->area->wake, 1, __ATOMIC_SEQ_CST);
-	if (h->futex)
-		xd_up_hf_futex(&h->area->wake, FUTEX_WAKE, INT_MAX, NULL);
+	xd_hostfn_post(h->area, r->slot, r->token, r->status, r->flags,
+		       r->arg, r->seq, h->futex);
 	pthread_mutex_lock(&h->lock);
 	h->seq[r->slot] = r->seq;
 	h->token[r->slot] = r->token;

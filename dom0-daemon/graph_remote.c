@@ -233,20 +233,12 @@ static int xd_rg_walk(struct xd_session *s, struct xd_rg_exec *x,
 	return err;
 }
 
-/* The arena offset of @p, or -1 when it is not in the arena. */
-static int64_t xd_rg_off(struct xd_session *s, const void *p)
-{
-	uintptr_t a = (uintptr_t)s->chan->arena, v = (uintptr_t)p;
-
-	return v >= a && v - a < s->chan->arena_size ? (int64_t)(v - a) : -1;
-}
-
 static int xd_rg_side(struct xd_session *s, const struct cudaPitchedPtr *pp,
 		      const struct cudaPos *pos, uint64_t width,
 		      const struct cudaExtent *ext, struct xd_up_span *v,
 		      unsigned int *n)
 {
-	int64_t off = xd_rg_off(s, pp->ptr);
+	int64_t off = xd_arena_off(s, pp->ptr);
 	struct xd_up_gside sd;
 
 	if (off < 0)
@@ -276,8 +268,8 @@ static int xd_rg_spans(struct xd_session *s, struct xd_rg_exec *x,
 			continue;
 		/* With an array, the width counts its elements. */
 		if (!rn->elem &&
-		    xd_rg_off(s, cp->srcArray ? cp->dstPtr.ptr :
-			      cp->srcPtr.ptr) < 0)
+		    xd_arena_off(s, cp->srcArray ? cp->dstPtr.ptr :
+				 cp->srcPtr.ptr) < 0)
 			continue;	/* no host side here */
 		if (!rn->elem || __builtin_mul_overflow(cp->extent.width,
 							rn->elem, &width))

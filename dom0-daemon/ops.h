@@ -196,6 +196,8 @@ static inline void xd_arena_wrote(struct xd_session *s, uint64_t off,
 	if (s->chan->ops && s->chan->ops->note_out && width && rows)
 		s->chan->ops->note_out(s->chan, off, width, pitch, rows);
 }
+/* The arena offset of @p, a worker address, or -1 when it is not there. */
+int64_t xd_arena_off(const struct xd_session *s, const void *p);
 /*
  * A private copy of an extent of at most @max bytes (the guest may change
  * the arena at any time), or NULL: len 0, too long, or no memory.

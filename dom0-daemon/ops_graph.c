@@ -274,14 +274,14 @@ static int xd_side_ptr(struct xd_session *s, const struct xcuda_gside *sd,
 static void xd_side_out(struct xd_session *s, const void *p,
 			struct xcuda_gside *sd)
 {
-	uintptr_t a = (uintptr_t)s->chan->arena, v = (uintptr_t)p;
+	int64_t off = xd_arena_off(s, p);
 
-	if (v >= a && v - a < s->chan->arena_size) {
+	if (off >= 0) {
 		sd->where = XCUDA_GSIDE_ARENA;
-		sd->ptr = v - a;
+		sd->ptr = (uint64_t)off;
 	} else {
 		sd->where = XCUDA_GSIDE_DEV;
-		sd->ptr = v;
+		sd->ptr = (uintptr_t)p;
 	}
 }
 

@@ -115,6 +115,13 @@ int xd_remote_capturing(struct xd_session *s, cudaStream_t st)
 	return 1;
 }
 
+int64_t xd_arena_off(const struct xd_session *s, const void *p)
+{
+	uintptr_t a = (uintptr_t)s->chan->arena, v = (uintptr_t)p;
+
+	return v >= a && v - a < s->chan->arena_size ? (int64_t)(v - a) : -1;
+}
+
 uint8_t *xd_arena_copy(struct xd_session *s, const struct xcuda_extent *e,
 		       uint32_t max)
 {

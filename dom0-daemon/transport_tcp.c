@@ -539,9 +539,8 @@ static void xd_tcp_drop_out(struct xd_chan *c)
 /* Every payload hostfn.c publishes fits in a record. */
 _Static_assert(XD_HOSTFN_PAYLOAD_MAX <= XCUDA_UP_REC_MAX, "payload");
 
-static int xd_tcp_frame(struct xd_tcp *t, struct xd_chan *c,
-			const struct xcuda_response *rsp,
-			const struct xd_tcp_out *v, unsigned int n);
+static int xd_tcp_send_pending(struct xd_tcp *t, struct xd_chan *c,
+			       int keep);
 
 static int xd_tcp_hf_setup(struct xd_chan *c, uint64_t off, uint64_t len)
 {
@@ -562,7 +561,6 @@ static int xd_tcp_hf_publish(struct xd_chan *c, unsigned int slot,
 	struct xd_tcp *t = c->priv;
 	const struct xcuda_hostfn_slot *sl;
 	struct xcuda_up_rec r;
-	unsigned int i, n;
 	int ret = xd_tcp_dead(t);
 
 	if (ret)
@@ -589,12 +587,7 @@ static int xd_tcp_hf_publish(struct xd_chan *c, unsigned int slot,
 	 * before the function in its stream has landed, and the function
 	 * may read it.  They stay pending, to go again once all have landed.
 	 */
-	for (i = 0, ret = 0; i < t->npend && !ret; i += n) {
-		n = t->npend - i;
-		if (n > XCUDA_UP_MAX_OUT)
-			n = XCUDA_UP_MAX_OUT;
-		ret = xd_tcp_frame(t, c, NULL, t->pend + i, n);
-	}
+	ret = xd_tcp_send_pending(t, c, 1);
 	if (!ret)
 		ret = xd_up_wr_add(&t->wr, &r, sizeof(r));
 	if (!ret && plen)
@@ -720,8 +713,9 @@ static int xd_tcp_frame(struct xd_tcp *t, struct xd_chan *c,
 	return ret;
 }
 
-/* Every pending extent, in frames of their own. */
-static int xd_tcp_send_pending(struct xd_tcp *t, struct xd_chan *c)
+/* Every pending extent, in frames of their own; still pending if @keep. */
+static int xd_tcp_send_pending(struct xd_tcp *t, struct xd_chan *c,
+			       int keep)
 {
 	unsigned int i, n;
 	int ret = 0;
@@ -732,7 +726,8 @@ static int xd_tcp_send_pending(struct xd_tcp *t, struct xd_chan *c)
 			n = XCUDA_UP_MAX_OUT;
 		ret = xd_tcp_frame(t, c, NULL, t->pend + i, n);
 	}
-	t->npend = 0;
+	if (!keep)
+		t->npend = 0;
 	return ret;
 }
 
@@ -808,7 +803,7 @@ static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 		 */
 		if (t->npend > XCUDA_UP_MAX_OUT) {
 			t->pend_devs = 0;
-			ret = xd_tcp_send_pending(t, c);
+			ret = xd_tcp_send_pending(t, c, 0);
 			more = 0;
 		}
 		if (!ret)

@@ -19,6 +19,12 @@
  * sending thread sends their bytes before each GRAPH_LAUNCH (a PUT
  * frame); the table is under the same mutex as the list.
  *
+ * Mapped page-locked memory (up_mapped.h): the sending thread finds
+ * which pinned extents requests hand to kernels and sends what the guest
+ * changed in them before each request (an XMAP frame); the receiving
+ * thread learns the pinned extents from the answers, and puts what the
+ * server sends for them in the shadow too.
+ *
  * Host functions (up_hostfn.c): the receiving thread writes the
  * server's records into the guest's slot area, which it learns from the
  * guest's HOSTFN_SETUP and its answer; a watcher thread sends the
@@ -53,6 +59,7 @@
 #include "relay.h"
 #include "up_graph.h"
 #include "up_hostfn.h"
+#include "up_mapped.h"
 #include "up_spans.h"
 #include "worker.h"
 
@@ -97,6 +104,8 @@ void AnnotateIgnoreWritesEnd(const char *file, int line);
 #define XD_RELAY_RD_BUF		(256u << 10)
 #define XD_RELAY_WR_BUF		(256u << 10)
 #define XD_RELAY_IOV		1024
+/* The largest extent of a request looked into for addresses. */
+#define XD_RELAY_SCAN_MAX	4096
 
 /* A request sent, for its answer. */
 struct xd_rq {
@@ -105,6 +114,8 @@ struct xd_rq {
 	uint16_t flags;
 	/* A HOSTFN_SETUP's area; an enqueue's token in hf_off. */
 	uint64_t hf_off, hf_len;
+	/* ARENA_PIN's and ARENA_UNPIN's extent; OPEN's arena address. */
+	uint64_t moff, mlen;
 };
 
 struct xd_relay {
@@ -121,6 +132,8 @@ struct xd_relay {
 	pthread_mutex_t lock;	/* the list, busy_since, gtab */
 	struct xd_up_gtab gtab;	/* graph copies' spans, per exec */
 	struct xd_up_span *gput;	/* the sender's: XCUDA_UP_GEXT_MAX */
+	struct xd_up_map map;	/* mapped page-locked memory */
+	struct xd_up_span *mruns;	/* under wlock: XCUDA_UP_MAX_OUT */
 	struct xd_rq *q;
 	unsigned int qhead, qlen, qcap;
 	uint64_t busy_since;	/* the clock when the list last filled */
@@ -268,7 +281,15 @@ static int xd_relay_queue(struct xd_relay *r, const struct xcuda_request *req)
 	if (!r->qlen)
 		r->busy_since = xr_now_ns();
 	r->q[(r->qhead + r->qlen) % r->qcap] = (struct xd_rq){
-		req->hdr.id, req->hdr.op, req->hdr.flags, 0, 0 };
+		req->hdr.id, req->hdr.op, req->hdr.flags, 0, 0,
+		req->hdr.data_off, req->hdr.data_len };
+	if (req->hdr.op == XCUDA_OP_OPEN &&
+	    req->hdr.len >= sizeof(struct xcuda_open_args)) {
+		struct xcuda_open_args a;
+
+		memcpy(&a, req->args, sizeof(a));
+		r->q[(r->qhead + r->qlen) % r->qcap].moff = a.arena_addr;
+	}
 	/* Where the slot area is, once the server accepts it. */
 	if (req->hdr.op == XCUDA_OP_HOSTFN_SETUP &&
 	    req->hdr.len >= sizeof(struct xcuda_hostfn_setup_args)) {
@@ -347,6 +368,62 @@ static int xd_relay_put(struct xd_relay *r, const struct xcuda_request *req,
 	return ret;
 }
 
+/*
+ * What the guest changed in its mapped page-locked memory since the
+ * server and we last agreed, in XMAP frames, from the shadow.  wlock held.
+ */
+static int xd_relay_xmap(struct xd_relay *r)
+{
+	struct xcuda_up_xmap f = { XCUDA_UP_XMAP_MAGIC, 0 };
+	unsigned int n, i;
+	int ret = 0;
+
+	if (!xd_up_map_any(&r->map))
+		return 0;
+	if (!r->mruns) {
+		r->mruns = malloc(XCUDA_UP_MAX_OUT * sizeof(*r->mruns));
+		if (!r->mruns)
+			return -ENOMEM;
+	}
+	xd_up_map_lock(&r->map);
+	while (!ret && (n = xd_up_map_diff_locked(&r->map, r->c->arena,
+						  r->mruns,
+						  XCUDA_UP_MAX_OUT))) {
+		f.nr = n;
+		ret = xd_up_wr_add(&r->wr, &f, sizeof(f));
+		for (i = 0; i < n && !ret; i++)
+			ret = xd_up_wr_ext(&r->wr, xd_up_map_shadow(&r->map),
+					   &r->mruns[i]);
+	}
+	xd_up_map_unlock(&r->map);
+	return ret;
+}
+
+/*
+ * Which pinned extents @req hands to the device: the words of its
+ * arguments, and of the small extents it brings (a kernel's parameters,
+ * a graph node's), that hold their addresses.  A copy's bytes are data.
+ */
+static void xd_relay_scan(struct xd_relay *r, const struct xcuda_request *req,
+			  unsigned int n)
+{
+	const struct xd_up_span *s;
+	unsigned int i;
+
+	if (!__atomic_load_n(&r->map.npins, __ATOMIC_ACQUIRE))
+		return;
+	xd_up_map_scan(&r->map, req->args, req->hdr.len < sizeof(req->args) ?
+		       req->hdr.len : sizeof(req->args));
+	if (req->hdr.op == XCUDA_OP_MEMCPY || req->hdr.op == XCUDA_OP_MEMCPY_2D ||
+	    req->hdr.op == XCUDA_OP_ARRAY_COPY)
+		return;
+	for (i = 0; i < n; i++) {
+		s = &r->spans[i];
+		if (s->rows == 1 && s->width <= XD_RELAY_SCAN_MAX)
+			xd_up_map_scan(&r->map, r->c->arena + s->off, s->width);
+	}
+}
+
 /* One request and its bytes into the writer: 0 or a negative errno. */
 static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
 {
@@ -378,7 +455,11 @@ static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
 	f.magic = XCUDA_UP_REQ_MAGIC;
 	f.in_len = (uint32_t)total;
 	f.req = *req;
-	ret = xd_relay_put(r, req, &nput);
+	/* Mapped memory first: a graph's PUT must be right before its launch. */
+	xd_relay_scan(r, req, n);
+	ret = xd_relay_xmap(r);
+	if (!ret)
+		ret = xd_relay_put(r, req, &nput);
 	/*
 	 * What a host function's completion may have to bring again: a
 	 * graph's copies read what its host nodes wrote (a bounce block).
@@ -472,7 +553,10 @@ static int xd_relay_send_done(void *arg, const struct xcuda_up_done *d,
 
 	pthread_mutex_lock(&r->wlock);
 	XD_ARENA_IO_BEGIN();
-	ret = xd_up_wr_add(&r->wr, d, sizeof(*d));
+	/* The function may have written mapped memory too. */
+	ret = xd_relay_xmap(r);
+	if (!ret)
+		ret = xd_up_wr_add(&r->wr, d, sizeof(*d));
 	for (i = 0; i < d->nr_ext && !ret; i++)
 		ret = xd_up_wr_ext(&r->wr, r->c->arena, &sp[i]);
 	if (!ret)
@@ -590,6 +674,33 @@ static int xd_relay_gext(struct xd_relay *r, const void *head)
 	return ret == -EPIPE ? -EPROTO : ret;
 }
 
+/*
+ * What an answer says of mapped memory: where the guest's arena is, if
+ * the server maps its copy at the same address (else nothing is mapped),
+ * and the pinned extents.
+ */
+static int xd_relay_pins(struct xd_relay *r, const struct xd_rq *q,
+			 const struct xcuda_response *rsp)
+{
+	struct xcuda_open_res o;
+
+	if (rsp->status)
+		return 0;
+	switch (q->op) {
+	case XCUDA_OP_OPEN:
+		memcpy(&o, rsp->out, sizeof(o));
+		xd_up_map_set_va(&r->map, o.features & XCUDA_FEAT_SAME_VA ?
+				 q->moff : 0);
+		return 0;
+	case XCUDA_OP_ARENA_PIN:
+		return xd_up_map_pin(&r->map, q->moff, q->mlen);
+	case XCUDA_OP_ARENA_UNPIN:
+		xd_up_map_unpin(&r->map, q->moff);
+		return 0;
+	}
+	return 0;
+}
+
 /* One frame from the server: 0, or 1 once the session is over. */
 static int xd_relay_frame(struct xd_relay *r)
 {
@@ -600,7 +711,7 @@ static int xd_relay_frame(struct xd_relay *r)
 	unsigned int i, qlen;
 	uint64_t k;
 	struct xd_rq q;
-	int ret;
+	int ret, mapped;
 
 	/* Magic and count (or slot) first: a record is shorter. */
 	ret = xd_up_rd_read(&r->rd, &f, 8, XD_UP_STALL_MS);
@@ -663,12 +774,20 @@ static int xd_relay_frame(struct xd_relay *r)
 		s = (struct xd_up_span){ e.off, e.width, e.pitch, e.rows };
 		if (!ret && !xd_up_span_ok(&s, c->arena_size))
 			ret = -EPROTO;
+		/* Into the shadow too, before a diff can see them. */
+		mapped = !ret && xd_up_map_any(&r->map);
+		if (mapped)
+			xd_up_map_lock(&r->map);
 		XD_ARENA_IO_BEGIN();
 		for (k = 0; k < s.rows && !ret; k++)
 			ret = xd_up_rd_read(&r->rd, c->arena + s.off +
 					    k * s.pitch, s.width,
 					    XD_UP_STALL_MS);
+		if (mapped && !ret)
+			xd_up_map_mirror_locked(&r->map, c->arena, &s);
 		XD_ARENA_IO_END();
+		if (mapped)
+			xd_up_map_unlock(&r->map);
 		if (ret) {
 			xd_relay_lost(r, ret == -EPIPE ? -EPROTO : ret,
 				      "an answer's extents");
@@ -711,6 +830,11 @@ static int xd_relay_frame(struct xd_relay *r)
 	}
 	if (f.rsp.op == XCUDA_OP_CLOSE && !f.rsp.status)
 		r->closed = 1;
+	ret = xd_relay_pins(r, &q, &f.rsp);
+	if (ret) {
+		xd_relay_lost(r, ret, "out of memory");
+		return 1;
+	}
 	/*
 	 * The guest's bell can wait for the rest of the batch, but only
 	 * when its next answer is here already: a bell held back is rung
@@ -814,6 +938,7 @@ int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
 	r->timeout_ns = xd_relay_timeout();
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_mutex_init(&r->wlock, NULL);
+	xd_up_map_init(&r->map, c->arena_size);
 	xd_up_hf_init(&r->hf, c, xd_relay_send_done, r);
 	xd_log(XD_LOG_DEBUG, "relaying to %s, arena %llu bytes", up->addr,
 	       (unsigned long long)c->arena_size);
@@ -844,6 +969,8 @@ out:
 	free(r->q);
 	xd_up_gtab_fini(&r->gtab);
 	free(r->gput);
+	free(r->mruns);
+	xd_up_map_fini(&r->map);
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->wlock);
 	free(r);

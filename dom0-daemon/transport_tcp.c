@@ -71,6 +71,7 @@
 #include "log.h"
 #include "shm.h"
 #include "transport_tcp.h"
+#include "up_mapped.h"
 #include "up_spans.h"
 
 #define XD_TCP_RD_BUF	(256u << 10)
@@ -129,6 +130,10 @@ struct xd_tcp {
 	unsigned int rqhead, rqlen, rqcap;
 	struct xd_up_span fspans[XD_UP_SPANS_MAX];	/* a trampoline's */
 	int put;		/* a PUT came: its GRAPH_LAUNCH must follow */
+	/* Mapped page-locked memory (up_mapped.h), and its runs to send. */
+	struct xd_up_map map;
+	struct xd_up_span *mruns;	/* XCUDA_UP_MAX_OUT, under wlock */
+	uint64_t doff, dlen;	/* the request's data extent */
 };
 
 static int xd_tcp_push(struct xd_tcp_out **v, unsigned int *n,
@@ -217,6 +222,27 @@ static void xd_tcp_covered(const struct xd_tcp *t, uint64_t pos,
 	}
 }
 
+/*
+ * @len bytes of the frame into the arena at @off; the mapped ones into
+ * the shadow too, at once, so that no diff sends them back.
+ */
+static int xd_tcp_read_arena(struct xd_tcp *t, struct xd_chan *c,
+			     uint64_t off, uint64_t len)
+{
+	struct xd_up_span s = { off, len, len, 1 };
+	int ret;
+
+	if (!xd_up_map_any(&t->map))
+		return xd_up_rd_read(&t->rd, c->arena + off, len,
+				     XD_UP_STALL_MS);
+	xd_up_map_lock(&t->map);
+	ret = xd_up_rd_read(&t->rd, c->arena + off, len, XD_UP_STALL_MS);
+	if (!ret)
+		xd_up_map_mirror_locked(&t->map, c->arena, &s);
+	xd_up_map_unlock(&t->map);
+	return ret;
+}
+
 /* @len bytes of the frame into the arena at @off, less the pending ones. */
 static int xd_tcp_read_range(struct xd_tcp *t, struct xd_chan *c,
 			     uint64_t off, uint64_t len)
@@ -225,12 +251,10 @@ static int xd_tcp_read_range(struct xd_tcp *t, struct xd_chan *c,
 	int ret;
 
 	if (!t->npend)
-		return xd_up_rd_read(&t->rd, c->arena + off, len,
-				     XD_UP_STALL_MS);
+		return xd_tcp_read_arena(t, c, off, len);
 	while (pos < end) {
 		xd_tcp_covered(t, pos, end, &cs, &ce);
-		ret = cs > pos ? xd_up_rd_read(&t->rd, c->arena + pos,
-					       cs - pos, XD_UP_STALL_MS) : 0;
+		ret = cs > pos ? xd_tcp_read_arena(t, c, pos, cs - pos) : 0;
 		if (!ret && ce > cs)
 			ret = xd_up_rd_read(&t->rd, NULL, ce - cs,
 					    XD_UP_STALL_MS);
@@ -322,6 +346,48 @@ static int xd_tcp_put(struct xd_tcp *t, struct xd_chan *c, const void *head,
 }
 
 /*
+ * An XMAP frame after its 8 bytes (@head): runs of the guest's mapped
+ * page-locked memory that it changed, each within one pinned extent of
+ * ours (which is mapped from now on, up_mapped.h), into the arena and the
+ * shadow, pending bytes excepted (a trampoline, @follower, holds plock
+ * for that).
+ */
+static int xd_tcp_xmap(struct xd_tcp *t, struct xd_chan *c, const void *head,
+		       int follower)
+{
+	struct xcuda_up_xmap f;
+	struct xcuda_up_ext e;
+	unsigned int i;
+	int ret = 0;
+
+	memcpy(&f, head, sizeof(f));
+	if (!f.nr || f.nr > XCUDA_UP_MAX_OUT)
+		return xd_tcp_fail(t, -EPROTO, "mapped bytes: bad count");
+	if (follower)
+		pthread_mutex_lock(&t->plock);
+	for (i = 0; i < f.nr && !ret; i++) {
+		ret = xd_up_rd_read(&t->rd, &e, sizeof(e), XD_UP_STALL_MS);
+		if (!ret && (e.rows != 1 || e.pitch != e.width))
+			ret = -EPROTO;
+		if (!ret)
+			ret = xd_up_map_take(&t->map, c->arena, e.off, e.width);
+		if (!ret)
+			ret = xd_tcp_read_range(t, c, e.off, e.width);
+	}
+	if (follower)
+		pthread_mutex_unlock(&t->plock);
+	if (ret == -ENOMEM)
+		return xd_tcp_fail(t, ret, "no room for a shadow");
+	if (ret == -EPROTO)
+		return xd_tcp_fail(t, ret, "mapped bytes outside a pinned "
+				   "extent");
+	if (ret)
+		return xd_tcp_fail(t, ret == -EPIPE || ret == -ETIMEDOUT ?
+				   -EPROTO : ret, "truncated mapped bytes");
+	return 0;
+}
+
+/*
  * The guest completed a record: first the arena bytes that copies queued
  * behind the function will read (less pending ones, as for a request;
  * a trampoline, @follower, holds plock for that), then the done word of
@@ -388,6 +454,8 @@ static int xd_tcp_frame_in(struct xd_tcp *t, struct xd_chan *c,
 	}
 	if (f->magic == XCUDA_UP_PUT_MAGIC)
 		return xd_tcp_put(t, c, f, follower);
+	if (f->magic == XCUDA_UP_XMAP_MAGIC)
+		return xd_tcp_xmap(t, c, f, follower);
 	if (f->magic != XCUDA_UP_REQ_MAGIC)
 		return xd_tcp_fail(t, -EPROTO, "bad magic");
 	ret = xd_up_rd_read(&t->rd, (uint8_t *)f + head, sizeof(*f) - head,
@@ -443,6 +511,8 @@ static int xd_tcp_take(struct xd_tcp *t, struct xd_chan *c,
 			return xd_tcp_fail(t, -ENOMEM, "out of memory");
 	t->op = in->hdr.op;
 	t->device = in->hdr.device;
+	t->doff = in->hdr.data_off;
+	t->dlen = in->hdr.data_len;
 	pthread_mutex_lock(&t->wlock);
 	t->busy = 1;
 	t->sent_ns = xr_now_ns();
@@ -541,6 +611,7 @@ _Static_assert(XD_HOSTFN_PAYLOAD_MAX <= XCUDA_UP_REC_MAX, "payload");
 
 static int xd_tcp_send_pending(struct xd_tcp *t, struct xd_chan *c,
 			       int keep);
+static int xd_tcp_send_mapped(struct xd_tcp *t, struct xd_chan *c);
 
 static int xd_tcp_hf_setup(struct xd_chan *c, uint64_t off, uint64_t len)
 {
@@ -588,6 +659,9 @@ static int xd_tcp_hf_publish(struct xd_chan *c, unsigned int slot,
 	 * may read it.  They stay pending, to go again once all have landed.
 	 */
 	ret = xd_tcp_send_pending(t, c, 1);
+	/* And what kernels before it wrote into mapped memory. */
+	if (!ret)
+		ret = xd_tcp_send_mapped(t, c);
 	if (!ret)
 		ret = xd_up_wr_add(&t->wr, &r, sizeof(r));
 	if (!ret && plen)
@@ -708,8 +782,44 @@ static int xd_tcp_frame(struct xd_tcp *t, struct xd_chan *c,
 	if (rsp)
 		f.rsp = *rsp;
 	ret = xd_up_wr_add(&t->wr, &f, sizeof(f));
-	for (i = 0; i < n && !ret; i++)
+	for (i = 0; i < n && !ret; i++) {
+		/* The relay will have these: no diff sends them again. */
+		xd_up_map_mirror(&t->map, c->arena, &v[i].s);
 		ret = xd_up_wr_ext(&t->wr, c->arena, &v[i].s);
+	}
+	return ret;
+}
+
+/*
+ * The bytes of mapped page-locked memory that our copy changed since the
+ * relay and we last agreed (a kernel wrote them), in frames of their own,
+ * from the shadow.  wlock held.
+ */
+static int xd_tcp_send_mapped(struct xd_tcp *t, struct xd_chan *c)
+{
+	struct xcuda_up_rsp f;
+	unsigned int n, i;
+	int ret = 0;
+
+	if (!xd_up_map_any(&t->map))
+		return 0;
+	if (!t->mruns) {
+		t->mruns = malloc(XCUDA_UP_MAX_OUT * sizeof(*t->mruns));
+		if (!t->mruns)
+			return -ENOMEM;
+	}
+	memset(&f, 0, sizeof(f));
+	f.magic = XCUDA_UP_DATA_MAGIC;
+	xd_up_map_lock(&t->map);
+	while (!ret && (n = xd_up_map_diff_locked(&t->map, c->arena, t->mruns,
+						  XCUDA_UP_MAX_OUT))) {
+		f.nr_out = n;
+		ret = xd_up_wr_add(&t->wr, &f, sizeof(f));
+		for (i = 0; i < n && !ret; i++)
+			ret = xd_up_wr_ext(&t->wr, xd_up_map_shadow(&t->map),
+					   &t->mruns[i]);
+	}
+	xd_up_map_unlock(&t->map);
 	return ret;
 }
 
@@ -819,6 +929,15 @@ static int xd_tcp_reply_locked(struct xd_tcp *t, struct xd_chan *c,
 				0))
 			ret = -ENOMEM;
 	t->ncur = 0;
+	/*
+	 * With mapped memory, what kernels wrote there goes last, newest:
+	 * the extents first, alone, then the runs, then the answer.
+	 */
+	if (!ret && xd_up_map_any(&t->map)) {
+		ret = xd_tcp_send_pending(t, c, 0);
+		if (!ret)
+			ret = xd_tcp_send_mapped(t, c);
+	}
 	/* What does not fit beside the answer goes first, alone. */
 	for (i = 0; !ret && t->npend - i > XCUDA_UP_MAX_OUT;
 	     i += XCUDA_UP_MAX_OUT)
@@ -869,6 +988,12 @@ static int xd_tcp_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 
 	if (ret)
 		return ret;
+	/* The pinned extents, as the relay learns them too. */
+	if (!rsp->status && t->op == XCUDA_OP_ARENA_PIN &&
+	    xd_up_map_pin(&t->map, t->doff, t->dlen))
+		return xd_tcp_fail(t, -ENOMEM, "out of memory");
+	if (!rsp->status && t->op == XCUDA_OP_ARENA_UNPIN)
+		xd_up_map_unpin(&t->map, t->doff);
 	/* A failed copy wrote nothing the guest may see. */
 	if (rsp->status && (t->op == XCUDA_OP_MEMCPY ||
 			    t->op == XCUDA_OP_MEMCPY_2D))
@@ -996,6 +1121,8 @@ static void xd_tcp_close(struct xd_chan *c)
 	free(t->cur);
 	free(t->pend);
 	free(t->rq);
+	free(t->mruns);
+	xd_up_map_fini(&t->map);
 	free(t);
 	memset(c, 0, sizeof(*c));
 }
@@ -1019,11 +1146,18 @@ static void xd_tcp_counters(struct xd_chan *c, char *buf, size_t len)
 }
 
 /*
- * No arena_at: with the arena at the guest's address, a kernel handed a
- * pointer into the guest's pinned memory would read this copy of it;
- * without, it faults (cudaErrorIllegalAddress) instead of reading stale
- * bytes.  No take_fd: descriptors do not cross hosts.
+ * The copy at the guest's address, where it is free here: a kernel handed
+ * the guest's pointer into its page-locked memory finds the copy, which
+ * up_mapped.h keeps in step.
  */
+static int xd_tcp_arena_at(struct xd_chan *c, uint64_t addr)
+{
+	struct xd_tcp *t = c->priv;
+
+	return xd_shm_arena_at(&t->shm, addr, &c->arena);
+}
+
+/* No take_fd: descriptors do not cross hosts. */
 static const struct xd_chan_ops xd_tcp_ops = {
 	.name = "tcp",
 	.next = xd_tcp_next,
@@ -1037,6 +1171,7 @@ static const struct xd_chan_ops xd_tcp_ops = {
 	.hostfn_wait = xd_tcp_hf_wait,
 	.drop_out = xd_tcp_drop_out,
 	.graph_ext = xd_tcp_graph_ext,
+	.arena_at = xd_tcp_arena_at,
 };
 
 /* ---- handshake ---- */
@@ -1130,6 +1265,7 @@ int xd_tcp_accept(int fd, struct xd_chan *c, const struct xd_tcp_conf *conf,
 	pthread_mutex_init(&t->wlock, NULL);
 	pthread_mutex_init(&t->rlock, NULL);
 	pthread_mutex_init(&t->plock, NULL);
+	xd_up_map_init(&t->map, size);
 	ret = xd_shm_create(&t->shm, "xcuda-up-session", 0, size);
 	if (!ret)
 		ret = xd_up_rd_init(&t->rd, fd, XD_TCP_RD_BUF);
@@ -1152,6 +1288,7 @@ int xd_tcp_accept(int fd, struct xd_chan *c, const struct xd_tcp_conf *conf,
 		pthread_mutex_destroy(&t->wlock);
 		pthread_mutex_destroy(&t->rlock);
 		pthread_mutex_destroy(&t->plock);
+		xd_up_map_fini(&t->map);
 		free(t);
 		return ret;
 	}

@@ -94,8 +94,11 @@
 #include "xcuda/proto.h"
 
 #define XCUDA_UP_MAGIC		0x70756378u	/* "xcup" */
-/* 2: the open names the guest; 3: graph copies; 4: host functions */
-#define XCUDA_UP_VERSION	4
+/*
+ * 2: the open names the guest; 3: graph copies; 4: host functions;
+ * 5: mapped memory (XMAP)
+ */
+#define XCUDA_UP_VERSION	5
 #define XCUDA_UP_NONCE		32
 #define XCUDA_UP_MAC		32	/* HMAC-SHA256 */
 #define XCUDA_UP_KEY_MIN	32
@@ -108,6 +111,7 @@
 #define XCUDA_UP_PUT_MAGIC	0x74757078u	/* "xput": relay -> server */
 #define XCUDA_UP_REC_MAGIC	0x63657278u	/* "xrec": a host fn record */
 #define XCUDA_UP_DONE_MAGIC	0x6e6f6478u	/* "xdon": its completion */
+#define XCUDA_UP_XMAP_MAGIC	0x70616d78u	/* "xmap": mapped memory */
 /* Most payload bytes a record carries. */
 #define XCUDA_UP_REC_MAX	65536
 /* Most extents one frame carries. */
@@ -198,7 +202,18 @@ struct xcuda_up_put {
 	uint32_t nr;		/* 1 to XCUDA_UP_GEXT_MAX */
 };
 
+/*
+ * Relay -> server, before any request: @nr runs of the guest's mapped
+ * page-locked memory that changed, each a struct xcuda_up_ext of one row
+ * (pitch = width) and its bytes, each within one pinned extent.
+ */
+struct xcuda_up_xmap {
+	uint32_t magic;		/* XCUDA_UP_XMAP_MAGIC */
+	uint32_t nr;		/* 1 to XCUDA_UP_MAX_OUT */
+};
+
 _Static_assert(sizeof(struct xcuda_up_gext) == 16, "xcuda_up_gext");
+_Static_assert(sizeof(struct xcuda_up_xmap) == 8, "xcuda_up_xmap");
 _Static_assert(sizeof(struct xcuda_up_put) == 8, "xcuda_up_put");
 _Static_assert(sizeof(struct xcuda_up_open) == 72, "xcuda_up_open");
 

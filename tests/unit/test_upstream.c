@@ -64,6 +64,7 @@
 #include "dom0-daemon/worker.h"
 #include "guest-lib/hostfn.h"
 #include "dom0-daemon/up_link.h"
+#include "dom0-daemon/up_mapped.h"
 #include "dom0-daemon/up_spans.h"
 #include "daemon_harness.h"
 
@@ -744,11 +745,12 @@ static void check_same_answers(void)
 		  "status %d/%d init %d/%d count %d/%d driver %d/%d", ed, er,
 		  rd_.init_status, rr.init_status, rd_.device_count,
 		  rr.device_count, rd_.driver_version, rr.driver_version);
-	CHECK_MSG(!(rr.features & XCUDA_FEAT_SAME_VA) &&
-		  (rr.features | XCUDA_FEAT_SAME_VA) == rd_.features,
-		  "through the relay: every feature but the arena at the "
-		  "guest's address", "features %#x, directly %#x", rr.features,
-		  rd_.features);
+	/* Both map the arena at the guest's address: it is free in each. */
+	CHECK_MSG(rr.features == rd_.features &&
+		  (rr.features & XCUDA_FEAT_SAME_VA),
+		  "through the relay: the same features, the arena at the "
+		  "guest's address included", "features %#x, directly %#x",
+		  rr.features, rd_.features);
 	memset(&cd, 0x55, sizeof(cd));
 	memset(&cr, 0x66, sizeof(cr));
 	sd = d_call(&td, XCUDA_OP_GET_DEVICE_COUNT, NULL, 0, &cd, sizeof(cd));
@@ -1198,6 +1200,201 @@ static void reply_ok(struct xd_chan *c, const struct xcuda_request *req,
 	rsp.flags = req->hdr.flags;
 	rsp.status = status;
 	c->ops->reply(c, &rsp, 0);
+}
+
+/* An XMAP frame of @nr runs, each with @bytes bytes of 0x44 (0: its own). */
+static int xmap_frame(int fd, uint32_t nr, const struct xcuda_up_ext *e,
+		      uint64_t bytes)
+{
+	struct xcuda_up_xmap f = { XCUDA_UP_XMAP_MAGIC, nr };
+	static uint8_t in[8192];
+	uint32_t i;
+	int ret = xd_up_write_all(fd, &f, sizeof(f));
+
+	memset(in, 0x44, sizeof(in));
+	for (i = 0; i < nr && !ret; i++) {
+		ret = xd_up_write_all(fd, &e[i], sizeof(e[i]));
+		if (!ret)
+			ret = xd_up_write_all(fd, in, bytes ? bytes :
+					      e[i].width * e[i].rows);
+	}
+	return ret;
+}
+
+/* Mapped memory's bookkeeping (up_mapped.c), alone. */
+static void check_mapped(void)
+{
+	static uint8_t arena[1 << 16];
+	struct xd_up_span o[16], mir = { 6000, 10, 10, 1 };
+	const uint64_t va = 0x7f1234560000ull;
+	struct xd_up_map m;
+	uint64_t w[3];
+	unsigned int n, total, i;
+
+	xd_up_map_init(&m, sizeof(arena));
+	CHECK(!xd_up_map_pin(&m, 4096, 8192) && !xd_up_map_pin(&m, 8192, 100) &&
+	      !xd_up_map_pin(&m, 32768, 4096) && m.npin == 2,
+	      "mapped: two pinned extents, the overlapping one left out");
+	w[0] = va + 5000;
+	w[1] = va + 100;	/* not pinned */
+	w[2] = 12345;
+	CHECK_EQ(xd_up_map_scan(&m, w, sizeof(w)), 0,
+		 "mapped: no guest address known, nothing mapped");
+	xd_up_map_set_va(&m, va);
+	CHECK_EQ(xd_up_map_scan(&m, w, sizeof(w)), 1,
+		 "mapped: a word holding an address inside a pinned extent "
+		 "maps it");
+	CHECK_EQ(xd_up_map_scan(&m, w, sizeof(w)), 0,
+		 "mapped: once mapped, it stays so");
+	CHECK_EQ(xd_up_map_scan(&m, (uint8_t *)w + 4, 16), 0,
+		 "mapped: only whole words count");
+	memset(arena + 4096, 0x5a, 8192);
+	xd_up_map_lock(&m);
+	n = xd_up_map_diff_locked(&m, arena, o, 16);
+	CHECK(n == 1 && o[0].off == 4096 && o[0].width == 8192 &&
+	      o[0].rows == 1 && !xd_up_map_diff_locked(&m, arena, o, 16),
+	      "mapped: a newly mapped extent goes whole, once");
+	arena[5000] = 1;
+	arena[5001] = 2;
+	arena[5003] = 3;
+	arena[12287] = 4;
+	arena[12288] = 9;	/* not pinned */
+	n = xd_up_map_diff_locked(&m, arena, o, 16);
+	CHECK(n == 3 && o[0].off == 5000 && o[0].width == 2 &&
+	      o[1].off == 5003 && o[1].width == 1 && o[2].off == 12287 &&
+	      o[2].width == 1 && !xd_up_map_diff_locked(&m, arena, o, 16),
+	      "mapped: the runs that changed, exact to the byte, pinned only");
+	xd_up_map_unlock(&m);
+	memset(arena + 6000, 0x77, 10);
+	xd_up_map_mirror(&m, arena, &mir);
+	xd_up_map_lock(&m);
+	CHECK_EQ(xd_up_map_diff_locked(&m, arena, o, 16), 0,
+		 "mapped: bytes that crossed the link otherwise are not sent "
+		 "again");
+	for (i = 0; i < 10; i++)
+		arena[4200 + 3 * i] ^= 0xff;
+	for (total = 0, i = 0; (n = xd_up_map_diff_locked(&m, arena, o, 4));
+	     i++)
+		total += n;
+	CHECK(total == 10 && i == 3, "mapped: runs come 4 at a time, then "
+	      "the next diff starts over");
+	xd_up_map_unlock(&m);
+	xd_up_map_unpin(&m, 4096);
+	CHECK(!xd_up_map_any(&m) && m.npin == 1, "mapped: unpinned, not "
+	      "mapped any more");
+	CHECK_EQ(xd_up_map_take(&m, arena, 32768 + 4000, 200), -EPROTO,
+		 "mapped (server): bytes past a pinned extent are refused");
+	CHECK_EQ(xd_up_map_take(&m, arena, 100, 10), -EPROTO,
+		 "mapped (server): bytes outside any pinned extent are "
+		 "refused");
+	arena[33000] = 0x31;
+	i = (unsigned int)xd_up_map_take(&m, arena, 32768 + 10, 20);
+	xd_up_map_lock(&m);
+	CHECK(!i && xd_up_map_any(&m) && !xd_up_map_diff_locked(&m, arena, o, 16),
+	      "mapped (server): the first bytes map the extent, its shadow "
+	      "as the arena has it");
+	xd_up_map_unlock(&m);
+	xd_up_map_fini(&m);
+}
+
+/*
+ * The tcp channel with mapped memory: the relay's runs land in the arena,
+ * and what a kernel wrote there comes back, exact, before the answer.
+ */
+static void check_chan_mapped(void)
+{
+	struct xd_tcp_conf conf = { &key, 0 };
+	struct xcuda_echo_args echo = { 0, 1, 0, 0 };
+	struct xcuda_arena_pin_args pa = { 0, 0 };
+	struct xcuda_up_ext x[2] = { { 65536 + 10, 100, 100, 1 },
+				     { 65536 + 4000, 5, 5, 1 } };
+	struct xcuda_up_ext e[8];
+	struct xcuda_up_rsp f;
+	struct xcuda_request req, got;
+	static uint8_t buf[1 << 16];
+	struct hs h = { -1, -1, { 0, 0, 0 }, NULL, 0 };
+	struct xd_chan c;
+	pthread_t th;
+	int sv[2], ret, runs = 0, other = 0, frames = 0;
+	unsigned int i;
+
+	memset(&c, 0, sizeof(c));
+	REQUIRE_MSG(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+		    "socketpair", "%s", strerror(errno));
+	h.fd = sv[1];
+	pthread_create(&th, NULL, hs_relay, &h);
+	ret = xd_tcp_accept(sv[0], &c, &conf, 0x7cau);
+	pthread_join(th, NULL);
+	REQUIRE_MSG(!ret && !h.ret && !h.w.status, "tcp channel (mapped): "
+		    "handshake", "accept %d relay %d", ret, h.ret);
+
+	/* ARENA_PIN answered 0: the extent is pinned at this end too. */
+	raw_req(&req, 0x7cau, XCUDA_OP_ARENA_PIN, &pa, sizeof(pa));
+	req.hdr.data_off = 65536;
+	req.hdr.data_len = 8192;
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	if (ret == 1)
+		reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 8, buf, sizeof(buf)) : -1;
+	CHECK_MSG(!ret && !f.rsp.status, "tcp channel (mapped): ARENA_PIN "
+		  "answered", "ret %d", ret);
+
+	/* The relay's runs, then a request: they are in the arena. */
+	raw_req(&req, 0x7cau, XCUDA_OP_ECHO, &echo, sizeof(echo));
+	req.hdr.data_off = 8192;
+	req.hdr.data_len = 100;
+	ret = xmap_frame(sv[1], 2, x, 0) || send_frame(sv[1], &req, 100, buf,
+						      100);
+	ret = ret ? -1 : c.ops->next(&c, &got, 2000);
+	CHECK_MSG(ret == 1 && c.arena[65536 + 10] == 0x44 &&
+		  c.arena[65536 + 109] == 0x44 && !c.arena[65536 + 110] &&
+		  c.arena[65536 + 4004] == 0x44 && !c.arena[65536 + 9],
+		  "tcp channel (mapped): an XMAP frame's runs land in the "
+		  "arena", "ret %d", ret);
+
+	/* "A kernel writes" mapped memory; the synchronous answer. */
+	memset(c.arena + 65536 + 50, 0x66, 10);
+	c.arena[65536 + 8000] = 0x77;
+	if (ret == 1)
+		reply_ok(&c, &got, 0);
+	do {
+		ret = read_frame(sv[1], &f, e, 8, buf, sizeof(buf));
+		for (i = 0; !ret && i < f.nr_out; i++) {
+			if (e[i].off < 65536 || e[i].off >= 65536 + 8192)
+				continue;
+			if ((e[i].off == 65536 + 50 && e[i].width == 10) ||
+			    (e[i].off == 65536 + 8000 && e[i].width == 1))
+				runs++;
+			else
+				other++;
+		}
+		frames++;
+	} while (!ret && f.magic == XCUDA_UP_DATA_MAGIC && frames < 10);
+	CHECK_MSG(!ret && f.magic == XCUDA_UP_RSP_MAGIC && runs == 2 &&
+		  !other, "tcp channel (mapped): what a kernel wrote comes "
+		  "before the answer, exact, and not what the relay sent",
+		  "ret %d runs %d other %d frames %d", ret, runs, other,
+		  frames);
+
+	/* Unpinned: nothing more goes, and runs for it are refused. */
+	raw_req(&req, 0x7cau, XCUDA_OP_ARENA_UNPIN, NULL, 0);
+	req.hdr.data_off = 65536;
+	req.hdr.data_len = 8192;
+	send_frame(sv[1], &req, 0, NULL, 0);
+	ret = c.ops->next(&c, &got, 2000);
+	if (ret == 1)
+		reply_ok(&c, &got, 0);
+	ret = ret == 1 ? read_answer(sv[1], &f, e, 8, buf, sizeof(buf)) : -1;
+	CHECK_MSG(!ret && !f.nr_out, "tcp channel (mapped): ARENA_UNPIN "
+		  "answered, nothing mapped is sent", "ret %d nr_out %u", ret,
+		  f.nr_out);
+	ret = xmap_frame(sv[1], 1, x, 0) || send_frame(sv[1], &req, 0, NULL, 0);
+	CHECK_MSG(!ret && c.ops->next(&c, &got, 2000) < 0,
+		  "tcp channel (mapped): runs of an unpinned extent end the "
+		  "session", "ret %d", ret);
+	c.ops->close(&c);
+	close(sv[1]);
 }
 
 static void check_chan(void)
@@ -1927,6 +2124,18 @@ static void hostile(const char *name, int kind, const char *log_needle)
 						XCUDA_UP_MAX_OUT + 1 : 0);
 			}
 			break;
+		case 16: {	/* mapped bytes, nothing pinned */
+			struct xcuda_up_ext x = { 4096, 64, 64, 1 };
+
+			ok = !xmap_frame(fd, 1, &x, 0);
+			break;
+		}
+		case 17: {	/* mapped bytes, no runs */
+			struct xcuda_up_xmap x = { XCUDA_UP_XMAP_MAGIC, 0 };
+
+			ok = !xd_up_write_all(fd, &x, sizeof(x));
+			break;
+		}
 		default:	/* PUT frames (kind - 9: put_hostile) */
 			ok = !put_hostile(fd, kind - 9, w.session);
 			break;
@@ -1991,6 +2200,11 @@ static void check_hostile_frames(void)
 		"that session ends", 14, "(a graph's bytes without their launch)");
 	hostile("hostile PUT frames, two in a row: that session ends", 15,
 		"(a graph's bytes without their launch)");
+
+	hostile("hostile XMAP frame, bytes outside any pinned extent: that "
+		"session ends", 16, "(mapped bytes outside a pinned extent)");
+	hostile("hostile XMAP frame, no runs: that session ends", 17,
+		"(mapped bytes: bad count)");
 
 	/* A well-formed PUT and its launch: answered, the session lives. */
 	fd = raw_session(1u << 20, &w);
@@ -3106,6 +3320,8 @@ int main(void)
 	check_spans();
 	check_gspans();
 	check_chan();
+	check_mapped();
+	check_chan_mapped();
 	check_domains();
 	check_chan_hostfn();
 

@@ -275,11 +275,14 @@ int xd_op_arena_pin(struct xd_session *s, const struct xcuda_arena_pin_args *a,
 		return err;
 	}
 	/*
-	 * A guest on another host (XD_CHAN_REMOTE) gets no device address:
-	 * a kernel would read this copy of the arena, not the guest's
-	 * memory.  cudaHostGetDevicePointer then fails in the guest.
+	 * A guest on another host (XD_CHAN_REMOTE) gets the device address
+	 * only where this copy of the arena is at the guest's address: the
+	 * link then keeps the copy in step where kernels are handed it
+	 * (up_mapped.h).  Elsewhere a kernel would read this copy, not the
+	 * guest's memory: cudaHostGetDevicePointer then fails in the guest.
 	 */
-	r->device_ptr = (s->chan->flags & XD_CHAN_REMOTE) ? 0 : (uintptr_t)dp;
+	r->device_ptr = (s->chan->flags & XD_CHAN_REMOTE) && !s->same_va ?
+			0 : (uintptr_t)dp;
 	p->off = call->req->hdr.data_off;
 	p->len = call->data_len;
 	p->next = s->pins;

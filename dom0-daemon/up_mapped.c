@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "xcuda/proto.h"
+#include "common/byte_runs.h"
 #include "up_mapped.h"
 
 /* More pinned extents than a worker keeps (XCUDA_MAX_HANDLES). */
@@ -239,50 +240,6 @@ void xd_up_map_mirror(struct xd_up_map *m, const uint8_t *arena,
 	pthread_mutex_unlock(&m->lock);
 }
 
-/* Whether any of the 8 bytes of @x is 0. */
-static int xd_zero_byte(uint64_t x)
-{
-	return !!((x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull);
-}
-
-/* From @pos: the first byte in which @a and @b differ (@end: none). */
-static uint64_t xd_skip_same(const uint8_t *a, const uint8_t *b, uint64_t pos,
-			     uint64_t end)
-{
-	uint64_t x, y;
-
-	while (pos + 64 <= end && !memcmp(a + pos, b + pos, 64))
-		pos += 64;
-	while (pos + 8 <= end) {
-		memcpy(&x, a + pos, 8);
-		memcpy(&y, b + pos, 8);
-		if (x != y)
-			break;
-		pos += 8;
-	}
-	while (pos < end && a[pos] == b[pos])
-		pos++;
-	return pos;
-}
-
-/* From @pos: the first byte in which @a and @b agree (@end: none). */
-static uint64_t xd_skip_diff(const uint8_t *a, const uint8_t *b, uint64_t pos,
-			     uint64_t end)
-{
-	uint64_t x, y;
-
-	while (pos + 8 <= end) {
-		memcpy(&x, a + pos, 8);
-		memcpy(&y, b + pos, 8);
-		if (xd_zero_byte(x ^ y))
-			break;
-		pos += 8;
-	}
-	while (pos < end && a[pos] != b[pos])
-		pos++;
-	return pos;
-}
-
 unsigned int xd_up_map_diff_locked(struct xd_up_map *m, const uint8_t *arena,
 				   struct xd_up_span *out, unsigned int max)
 {
@@ -304,10 +261,10 @@ unsigned int xd_up_map_diff_locked(struct xd_up_map *m, const uint8_t *arena,
 		end = p->off + p->len;
 		s = m->cpos > p->off ? m->cpos : p->off;
 		while (n < max) {
-			s = xd_skip_same(arena, m->shadow, s, end);
+			s = xcuda_runs_same(arena, m->shadow, s, end);
 			if (s == end)
 				break;
-			e = xd_skip_diff(arena, m->shadow, s, end);
+			e = xcuda_runs_diff(arena, m->shadow, s, end);
 			memcpy(m->shadow + s, arena + s, e - s);
 			out[n++] = (struct xd_up_span){ s, e - s, e - s, 1 };
 			s = e;

@@ -358,6 +358,7 @@ cudaError_t cudaHostUnregister(void *ptr)
 		return xc_ret(err);
 	if (xc_range_del((uintptr_t)ptr, XC_R_HOST_REGISTERED, NULL))
 		return xc_ret(cudaErrorHostMemoryNotRegistered);
+	xc_twin_drop(s, (uintptr_t)ptr);
 	/* A range that was only recorded has nothing in the worker. */
 	return xc_ret(xc_hostmem_unregister(s, ptr, &found));
 }
@@ -375,7 +376,15 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost,
 		return xc_ret(cudaErrorInvalidValue);
 	/* Registered memory has a device address once the worker pins it. */
 	if (xc_range_find((uintptr_t)pHost, &rg) || rg.kind == XC_R_DEVICE ||
-	    !rg.devptr)
+	    rg.kind == XC_R_MANAGED)
+		return xc_ret(cudaErrorInvalidValue);
+	/* Or, where the worker cannot map it, a twin's (hostreg_twin.c). */
+	if (!rg.devptr && rg.kind == XC_R_HOST_REGISTERED &&
+	    !xc_twin_devptr(s, rg.start, rg.size, &rg.devptr) &&
+	    (xc_range_del(rg.start, XC_R_HOST_REGISTERED, NULL) ||
+	     xc_range_add(&rg)))
+		rg.devptr = 0;
+	if (!rg.devptr)
 		return xc_ret(cudaErrorInvalidValue);
 	*pDevice = (void *)(uintptr_t)(rg.devptr +
 				       ((uintptr_t)pHost - rg.start));

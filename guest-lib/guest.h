@@ -82,6 +82,9 @@ struct xc_session {
 	uint64_t staging_size;
 	uint64_t chunk;
 	struct xcuda_open_res info;
+	/* Registered memory's twins in the arena (hostreg_twin.c). */
+	struct xc_twin *twins;
+	unsigned int ntwins, captwins;
 };
 
 /*
@@ -375,6 +378,21 @@ cudaError_t xc_memcpy2d(void *dst, size_t dpitch, const void *src,
 			int async, int per_thread);
 /* Host-ness of src and dst for a kind: 1 host, 0 device, -1 look. */
 int xc_kind_sides(enum cudaMemcpyKind kind, int *src, int *dst);
+
+/* ---- twins of registered memory the worker cannot map (hostreg_twin.c) ---- */
+
+/*
+ * The device address of registered memory [@start, @start + @size) that
+ * was only recorded: that of a twin in the arena, made now.
+ */
+cudaError_t xc_twin_devptr(struct xc_session *s, uintptr_t start, size_t size,
+			   uint64_t *devptr);
+/* cudaHostUnregister: the twin of @start, if any, goes. */
+void xc_twin_drop(struct xc_session *s, uintptr_t start);
+/* Before a request: the program's changes into the twins. */
+void xc_twin_push_locked(struct xc_session *s);
+/* After an answer: the device's changes in the twins back. */
+void xc_twin_pull_locked(struct xc_session *s);
 
 /* ---- registered memory shared with the worker (hostmem.c) ---- */
 

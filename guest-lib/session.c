@@ -124,6 +124,8 @@ cudaError_t xc_send_locked(struct xc_session *s, struct xcuda_request *req,
 	xc_managed_before_send(s, req);
 	if (s->dead)
 		goto dead;
+	if (s->ntwins)
+		xc_twin_push_locked(s);
 	req->hdr.id = s->next_id;
 	req->hdr.session = s->t.session;
 	p = &s->pending[req->hdr.id % s->t.ring_slots];
@@ -169,6 +171,8 @@ cudaError_t xc_wait_locked(struct xc_session *s, uint64_t id,
 		return cudaErrorUnknown;
 	*rsp = p->rsp;
 	p->state = XC_P_FREE;
+	if (s->ntwins)
+		xc_twin_pull_locked(s);
 	/* Device output reaches the program before the call returns. */
 	xc_output_drain_locked(s);
 	return cudaSuccess;

@@ -65,6 +65,7 @@
 #include "guest-lib/hostfn.h"
 #include "dom0-daemon/up_link.h"
 #include "dom0-daemon/up_mapped.h"
+#include "common/byte_runs.h"
 #include "dom0-daemon/up_spans.h"
 #include "daemon_harness.h"
 
@@ -1295,6 +1296,22 @@ static void check_mapped(void)
 	      "as the arena has it");
 	xd_up_map_unlock(&m);
 	xd_up_map_fini(&m);
+
+	/* The twins of registered memory use the same runs (byte_runs.h). */
+	{
+		uint8_t src[100], sh[100], dst[100];
+
+		memset(src, 1, sizeof(src));
+		memset(sh, 1, sizeof(sh));
+		memset(dst, 7, sizeof(dst));
+		src[3] = 2;
+		src[50] = src[51] = 3;
+		CHECK(xcuda_runs_apply(src, sh, dst, sizeof(src)) == 3 &&
+		      dst[3] == 2 && dst[50] == 3 && dst[51] == 3 &&
+		      dst[4] == 7 && dst[52] == 7 && !memcmp(src, sh, 100) &&
+		      !xcuda_runs_apply(src, sh, dst, sizeof(src)),
+		      "byte runs: only the changed bytes go, once");
+	}
 }
 
 /*

@@ -79,6 +79,17 @@
  * which releases the trampoline.  Either frame may come between any two
  * others.
  *
+ * Mapped page-locked memory (docs/protocol.md, "Mapped memory over the
+ * link"): the server maps its copy of the arena at the guest's address
+ * where it can (XCUDA_FEAT_SAME_VA), so that a kernel handed the guest's
+ * pointer finds the copy.  Both ends keep a shadow of each pinned extent
+ * that requests hand to kernels (the relay finds their addresses among
+ * the requests' words): before each request the relay sends, relay ->
+ * server, the runs in which the guest's bytes differ from the shadow in
+ * a frame of XCUDA_UP_XMAP_MAGIC (struct xcuda_up_xmap and nr runs, each
+ * a struct xcuda_up_ext of one row and its bytes, within one extent the
+ * server pinned); with each synchronous answer the server sends, in data
+ * frames before it, the runs in which its copy differs from its shadow.
  * Both ends check every frame as they check a ring's: magic, sizes,
  * extents within the arena.  Anything else ends the session.  A relay
  * that loses the link, or hears nothing for XCUDA_UPSTREAM_TIMEOUT_S

@@ -13,6 +13,8 @@
 #                   (GPU host)
 #   make check-samples SAMPLES=DIR   NVIDIA's cuda-samples (a checkout in
 #                   DIR), natively and through xcuda (GPU host)
+#   make fuzz       the libFuzzer harnesses (tests/fuzz/), FUZZ_SECONDS
+#                   each (make check runs them briefly)
 #   make demo       the main job: a CUDA sample through xcudad, then from a
 #                   DomU through the Xen split driver (make demo-xen alone)
 #
@@ -122,7 +124,7 @@ RING_TEST   := $(B)/bin/xcuda-ring-test
 UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 
-.PHONY: all deps deps-xen modules check check-xen rig-pack check-xen-gpu check-gpu check-samples demo demo-xen bench \
+.PHONY: all deps deps-xen modules check fuzzers fuzz fuzz-seeds check-xen rig-pack check-xen-gpu check-gpu check-samples demo demo-xen bench \
 	clean docs check-docs
 
 AUDIT_SO   := $(B)/lib/libxcuda-audit.so
@@ -412,9 +414,53 @@ $(B)/tests/%: tests/unit/%.c $(B)/libxcguest.a $(B)/libxcdaemon.a
 		$(B)/libxcguest.a $(B)/libxcdaemon.a $(LDFLAGS) $(CUDART) \
 		$(CRYPTO)
 
+# libFuzzer harnesses (tests/fuzz/fuzz_TARGET.c) over the daemon's real
+# sources, compiled again by clang with coverage, ASan and UBSan into
+# $(FUZZ_B); each harness links the objects it calls from their archive.
+FUZZ_CC      ?= clang
+FUZZ_B       := $(B)/fuzz
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer \
+		-fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(FUZZ_B)/%)
+FUZZ_OBJ     := $(patsubst %.c,$(FUZZ_B)/obj/%.o,$(DAEMON_INT))
+# Seconds of each harness for make fuzz; FUZZ_TARGETS picks some.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?=
+
+$(FUZZ_B)/obj/%.o: %.c | $(GEN_STAMP)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -Idom0-daemon $(CSTD) $(WARN) $(FUZZ_CFLAGS) \
+		-fsanitize=fuzzer-no-link -pthread -MMD -MP -c $< -o $@
+
+$(FUZZ_B)/libxcdaemon.a: $(FUZZ_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_B)/libxcdaemon.a
+	$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(CSTD) $(WARN) $(FUZZ_CFLAGS) \
+		-fsanitize=fuzzer -pthread -MMD -MP -o $@ $< \
+		$(FUZZ_B)/libxcdaemon.a $(CUDART) $(CRYPTO)
+
+fuzzers: $(FUZZ_BIN)
+
+# Rewrites the seeds (valid inputs) of tests/fuzz/corpus/ from the
+# protocol's headers; regression inputs there are kept.
+fuzz-seeds: tests/fuzz/make-seeds.c | $(GEN_STAMP)
+	@mkdir -p $(FUZZ_B)
+	$(CC) $(CPPFLAGS) $(XCFLAGS) -o $(FUZZ_B)/make-seeds $< $(GEN_COMMON)
+	mkdir -p tests/fuzz/corpus
+	$(FUZZ_B)/make-seeds tests/fuzz/corpus
+
+# The harnesses for FUZZ_SECONDS each, one after the other, from the
+# corpus in tests/fuzz/corpus/ (new inputs go to $(FUZZ_B)/corpus/).
+fuzz: deps
+	$(MAKE) fuzzers
+	tests/fuzz/run-fuzz.sh $(B) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 # Everything this machine can run, the Xen rig included.
 check: deps deps-xen
 	$(MAKE) all
+	$(MAKE) fuzzers
 	tests/run-unit.sh $(B)
 
 # The Xen rig alone.

@@ -207,7 +207,8 @@ int xd_up_addr_split(const char *s, char *host, size_t hostlen, char *port,
 	for (h = port; *h; h++)
 		if (*h < '0' || *h > '9')
 			return -1;
-	if (atoi(port) < 1 || atoi(port) > 65535)
+	/* Five digits at most: atoi() of more wraps, into range too. */
+	if (strlen(port) > 5 || atoi(port) < 1 || atoi(port) > 65535)
 		return -1;
 	return 0;
 }

@@ -65,6 +65,13 @@ else
 	skip_suite checkpatch "no linux-source package (make deps)"
 fi
 run_suite exports tests/unit/exports-test.sh "$B"
+# libFuzzer harnesses (make fuzzers), briefly: seeds and regressions
+# first, then FUZZ_CHECK_SECONDS of fuzzing each.
+if ls "$B"/fuzz/fuzz_* >/dev/null 2>&1; then
+	run_suite fuzz tests/fuzz/run-fuzz.sh "$B" "${FUZZ_CHECK_SECONDS:-12}"
+else
+	skip_suite fuzz "no fuzzers built (make fuzzers, with clang)"
+fi
 # The committed documents generated from the call description.
 run_suite docs make -s --no-print-directory B="$B" check-docs
 run_suite gen-calls tests/unit/gen-calls-test.sh "$B"

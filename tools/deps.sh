@@ -13,6 +13,10 @@ need binutils command -v nm
 need gawk command -v awk
 need python3-clang-14 /usr/bin/python3 -c "import clang.cindex"
 need libssl-dev test -e /usr/include/openssl/hmac.h
+# The fuzzers (tests/fuzz/): clang and its libFuzzer runtime.
+need clang command -v clang
+need libclang-rt-14-dev sh -c \
+	'ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a'
 need_install
 if [ ! -x "$CUDA_HOME/bin/nvcc" ] || [ ! -e "$CUDA_HOME/lib64/libcudart.so.13" ]; then
 	echo "deps: the CUDA 13 toolkit is needed at $CUDA_HOME (set CUDA_HOME);" \

@@ -911,6 +911,12 @@ static void check_spans(void)
 		      xd_up_addr_split("host:0", h, sizeof(h), p, sizeof(p)) &&
 		      xd_up_addr_split("host:", h, sizeof(h), p, sizeof(p)),
 		      "HOST:PORT, [V6]:PORT and *:PORT, nothing else");
+		/* 2^32 + 80: atoi() made it 80 (found by fuzz_upstream_addr). */
+		CHECK(xd_up_addr_split("host:4294967376", h, sizeof(h), p,
+				       sizeof(p)) &&
+		      xd_up_addr_split("host:65536", h, sizeof(h), p,
+				       sizeof(p)),
+		      "a port past 65535 is refused, however many digits");
 	}
 }
 

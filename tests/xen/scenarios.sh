@@ -529,6 +529,7 @@ sc_grant_linger() {
 	domu 60 'i=0; while [ $i -lt 100 ] && ! dmesg | grep -q "xcuda-hostile: DONE"; do sleep 0.5; i=$((i + 1)); done; dmesg | grep -e xcuda-hostile'
 	sed 's/^/RIG:   domu: /' "$W/domu.out"
 	gl_done=$(grep 'xcuda-hostile: DONE' "$W/domu.out" | tail -n 1)
+	gl_why=$(grep 'FAIL linger-loop' "$W/domu.out" | sed 's/.*FAIL linger-loop: //')
 	# the guest has unmapped: xcuda-back's retries end every grant
 	wait_for 30 '[ "$(gl_sys domain_grants)" = 0 ]' ||
 		say "$(gl_sys domain_grants) grants still charged to domain $DOMID 30 s after the guest unmapped"
@@ -543,7 +544,7 @@ sc_grant_linger() {
 	[ -n "$gl_done" ] || { fail "xcuda-hostile did not finish"; return; }
 	case $gl_done in
 	*" 0 failed"*) ;;
-	*) fail "xcuda-hostile: ${gl_done#*DONE }: $(grep 'FAIL linger-loop' "$W/domu.out" | sed 's/.*FAIL //')"; return ;;
+	*) fail "xcuda-hostile: ${gl_done#*DONE }: $gl_why"; return ;;
 	esac
 	[ -n "$gl_held" ] || { fail "no domain_grants in xcuda-back's device in sysfs"; return; }
 	[ "$gl_held" -le "$GL_BUDGET" ] || { fail "$gl_held grants charged to the domain, over its budget of $GL_BUDGET"; return; }

@@ -323,13 +323,16 @@ irqreturn_t xcf_interrupt(int irq, void *dev_id)
 void xcf_ring_work(struct work_struct *work)
 {
 	bool found;
+	int irq;
 
 	spin_lock_irq(&xcf.lock);
+	irq = xcf.irq;
 	/*
 	 * Not live: the ring is broken (the channel stays masked) or going
-	 * away; setup clears an EOI still owed.
+	 * away, and setup clears an EOI still owed.  No irq yet: setup
+	 * queues the work again once it has one.
 	 */
-	if (!xcf.live) {
+	if (!xcf.live || irq < 0) {
 		spin_unlock_irq(&xcf.lock);
 		return;
 	}
@@ -337,5 +340,5 @@ void xcf_ring_work(struct work_struct *work)
 	spin_unlock_irq(&xcf.lock);
 	/* Teardown unbinds only after it cancelled this work. */
 	if (test_and_clear_bit(XCF_EOI_PENDING, &xcf.flags))
-		xen_irq_lateeoi(xcf.irq, found ? 0 : XEN_EOI_FLAG_SPURIOUS);
+		xen_irq_lateeoi(irq, found ? 0 : XEN_EOI_FLAG_SPURIOUS);
 }

@@ -94,7 +94,9 @@ static void xcf_teardown(struct xenbus_device *dev)
 		/* Waits for a running handler, which may queue the work. */
 		unbind_from_irqhandler(xcf.irq, &xcf);
 		cancel_work_sync(&xcf.ring_work);
+		spin_lock_irq(&xcf.lock);
 		xcf.irq = -1;
+		spin_unlock_irq(&xcf.lock);
 		xcf.has_evtchn = false;
 	} else if (xcf.has_evtchn) {
 		xenbus_free_evtchn(dev, xcf.evtchn);
@@ -202,7 +204,11 @@ static int xcf_setup(struct xenbus_device *dev)
 		what = "binding the event channel";
 		goto fail;
 	}
+	spin_lock_irq(&xcf.lock);
 	xcf.irq = irq;
+	spin_unlock_irq(&xcf.lock);
+	/* An event that came before the irq was known still wants its EOI. */
+	schedule_work(&xcf.ring_work);
 
 	err = xcf_write_nodes(dev, &what);
 	if (err)

@@ -16,6 +16,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
 #include "common.h"
@@ -253,11 +254,44 @@ static const struct file_operations xcb_fops = {
 	.llseek = no_llseek,
 };
 
+/*
+ * sysfs (/sys/class/misc/xcuda-back): the grants of every guest domain,
+ * those of devices already removed included, and of them those of ended
+ * sessions whose pages their guests still map.
+ */
+static ssize_t grants_show(struct device *d, struct device_attribute *attr,
+			   char *buf)
+{
+	unsigned long held, lingering;
+
+	xcb_grants_read(NULL, &held, &lingering);
+	return sysfs_emit(buf, "%lu\n", held);
+}
+static DEVICE_ATTR_RO(grants);
+
+static ssize_t lingering_grants_show(struct device *d,
+				     struct device_attribute *attr, char *buf)
+{
+	unsigned long held, lingering;
+
+	xcb_grants_read(NULL, &held, &lingering);
+	return sysfs_emit(buf, "%lu\n", lingering);
+}
+static DEVICE_ATTR_RO(lingering_grants);
+
+static struct attribute *xcb_misc_attrs[] = {
+	&dev_attr_grants.attr,
+	&dev_attr_lingering_grants.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(xcb_misc);
+
 static struct miscdevice xcb_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "xcuda-back",
 	.fops = &xcb_fops,
 	.mode = 0600,
+	.groups = xcb_misc_groups,
 };
 
 int xcb_chardev_register(void)

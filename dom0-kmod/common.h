@@ -6,6 +6,7 @@
 #ifndef XCUDA_BACK_COMMON_H
 #define XCUDA_BACK_COMMON_H
 
+#include <linux/atomic.h>
 #include <linux/irqreturn.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -34,11 +35,25 @@
 
 extern struct workqueue_struct *xcb_wq;
 
+/*
+ * What one guest domain holds in Dom0's grant table through this module,
+ * shared by its devices (arena.c); under xcb_grants_lock.
+ */
+struct xcb_domain {
+	struct list_head node;
+	unsigned int users;		/* its devices */
+	domid_t domid;
+	unsigned long grants;		/* charged: live and lingering */
+	unsigned long lingering;	/* of ended sessions, still mapped */
+};
+
 /* One xenbus device: one frontend, one ring, its sessions. */
 struct xcb_dev {
 	struct kref kref;		/* probe's, and one per session */
 	struct xenbus_device *xdev;	/* NULL once removed */
 	domid_t domid;
+	struct xcb_domain *dom;		/* its grant budget */
+	atomic_t nr_lingering;		/* ended sessions, grants mapped */
 	unsigned int devid;
 	unsigned int max_sessions;
 	u64 max_arena;
@@ -84,10 +99,10 @@ struct xcb_arena {
 	unsigned long nr_granted;
 	struct page **pages;
 	grant_ref_t *refs;
+	unsigned long nr_left;		/* grants xcb_arena_end() left */
 	unsigned int nr_dir;
-	unsigned int nr_dir_granted;	/* counted from the last one */
 	struct page **dir_pages;
-	grant_ref_t *dir_refs;
+	grant_ref_t *dir_refs;		/* 0: not granted, or ended */
 };
 
 struct xcb_event {
@@ -104,6 +119,8 @@ struct xcb_session {
 	u64 arena_size;
 	u32 ring_order;		/* data ring: 1 << ring_order pages */
 	evtchn_port_t port;	/* the frontend's end of its doorbell */
+	unsigned long charged;	/* grants, charged to dev->dom */
+	struct list_head reap_node;	/* xcb_reap.list while lingering */
 
 	/* Under xcb_ctl.lock. */
 	bool new_pending;	/* SESSION_NEW not answered yet */
@@ -117,7 +134,10 @@ struct xcb_session {
 	spinlock_t lock;	/* state, arena pointer, db.irq */
 	enum xcb_state state;
 	bool arena_busy;
+	bool released;		/* the worker's file is closed */
 	struct xcb_arena *arena;
+	/* Taken off: its grants end, and the slot stays, until it is NULL. */
+	struct xcb_arena *ending;
 	wait_queue_head_t wq;	/* poll: the session's end */
 
 	/* The worker's eventfds; bound from ARENA to release(). */
@@ -177,9 +197,22 @@ __poll_t xcb_session_poll(struct xcb_session *s, struct file *file,
 			  poll_table *wait);
 void xcb_session_release(struct xcb_session *s);
 void xcb_ctl_cancel_new(void);
+void xcb_reap_exit(void);
 
 /* arena.c */
-struct xcb_arena *xcb_arena_grant(domid_t domid, u64 addr, u64 size);
+void xcb_grants_init(void);
+struct xcb_domain *xcb_domain_get(domid_t domid);
+void xcb_domain_put(struct xcb_domain *d);
+int xcb_grants_charge(struct xcb_domain *d, unsigned long n);
+void xcb_grants_uncharge(struct xcb_domain *d, unsigned long n);
+void xcb_grants_linger(struct xcb_domain *d, long delta);
+void xcb_grants_read(struct xcb_domain *d, unsigned long *held,
+		     unsigned long *lingering);
+unsigned long xcb_arena_grants(u64 size);
+struct xcb_arena *xcb_arena_alloc(u64 size);
+int xcb_arena_grant(struct xcb_arena *a, domid_t domid, u64 addr);
+unsigned long xcb_arena_end(struct xcb_arena *a);
+void xcb_arena_abandon(struct xcb_arena *a);
 void xcb_arena_free(struct xcb_arena *a);
 
 /* chardev.c */

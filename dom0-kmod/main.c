@@ -44,9 +44,17 @@
  * worker's answer, a GONE answer from the backend, or the connection's
  * end removes it.
  *
+ * A session's grants are charged to its guest domain (struct xcb_domain,
+ * one per domain, shared by its devices, against max_domain_grants) from
+ * SESSION_NEW until each grant has ended, which is only once the guest no
+ * longer maps it.  A session whose grants the guest still maps when it
+ * ends lingers: it keeps its slot (and so its device and domain) and its
+ * charge, and delayed work retries until they have all ended.
+ *
  * Any order of these is safe:
  *  - the worker exits: release() answers what is left with GONE, ends the
- *    grants (a page stays until the guest unmaps it), frees the id;
+ *    grants and frees the id, or leaves both to the retries while the
+ *    guest still maps some of its pages;
  *  - the frontend closes or goes away: responses stop (connected =
  *    false), the work is cancelled, the event channel unbound, every
  *    session of the device killed and its grants ended, the ring
@@ -58,7 +66,10 @@
  *  - the control file closes: SESSION_NEWs still NEW get -ESHUTDOWN;
  *    attached sessions do not depend on it;
  *  - rmmod: refused while a file of /dev/xcuda-back is open (fops owner),
- *    else every device is removed as above and the workqueue drained.
+ *    else every device is removed as above, the lingering sessions are
+ *    given 10 seconds to end, what is still mapped then goes to the grant
+ *    table's own deferred list (which frees a page only once its guest
+ *    has let go), and the workqueue is drained.
  *
  * Locking, outermost first:
  *   dev->conn_lock  mutex  connect vs. disconnect (xenbus callbacks only)
@@ -94,6 +105,8 @@ static void xcb_dev_release(struct kref *kref)
 {
 	struct xcb_dev *dev = container_of(kref, struct xcb_dev, kref);
 
+	if (dev->dom)
+		xcb_domain_put(dev->dom);
 	mutex_destroy(&dev->lock);
 	mutex_destroy(&dev->conn_lock);
 	kfree(dev);
@@ -111,6 +124,7 @@ static int __init xcb_init(void)
 	if (!xen_initial_domain())
 		return -ENODEV;
 
+	xcb_grants_init();
 	/* Ring work and session timeouts; drained at exit. */
 	xcb_wq = alloc_workqueue("xcuda-back", 0, 0);
 	if (!xcb_wq)
@@ -139,6 +153,7 @@ static void __exit xcb_exit(void)
 	/* No file is open here: each one holds a module reference. */
 	xcb_xenbus_unregister();
 	xcb_chardev_unregister();
+	xcb_reap_exit();
 	destroy_workqueue(xcb_wq);
 	pr_info("unloaded\n");
 }

@@ -9,9 +9,16 @@
  * copies out.  This module binds the session's event channel to the
  * worker's eventfds and, when the session dies, marks the shared header
  * page closed and rings the guest.
+ *
+ * A session's grants are charged to its domain from SESSION_NEW on, and
+ * stay charged, with the session's slot, until every one of them has
+ * ended: a guest that keeps the pages of an ended session mapped keeps
+ * paying for them, so it cannot get more by ending and asking again.
+ * Such a session lingers on xcb_reap_list, retried from delayed work.
  */
 #define pr_fmt(fmt) "xcuda-back: " fmt
 
+#include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/interrupt.h>
 #include <linux/mm.h>
@@ -23,13 +30,30 @@
 
 #include "common.h"
 
+/* Retries for sessions whose grants the guest still maps: first, at most. */
+#define XCB_REAP_FIRST		(HZ / 10)
+#define XCB_REAP_MAX		(8 * HZ)
+/* At unload, how long to wait for guests to unmap: 100 ms steps. */
+#define XCB_REAP_EXIT_TRIES	100
+
+static void xcb_reap_work(struct work_struct *work);
+
+static DEFINE_MUTEX(xcb_reap_lock);	/* the list and the delay */
+static LIST_HEAD(xcb_reap_list);	/* sessions with ->ending */
+static unsigned long xcb_reap_delay;
+static DECLARE_DELAYED_WORK(xcb_reap_dwork, xcb_reap_work);
+
 static void xcb_session_release_kref(struct kref *kref)
 {
 	struct xcb_session *s = container_of(kref, struct xcb_session, kref);
 
-	/* Normally ended by release() or the disconnect already. */
-	if (s->arena)
-		xcb_arena_free(s->arena);
+	/* release() ended them, or the reap, which holds a reference. */
+	if (WARN_ON_ONCE(s->arena))
+		xcb_arena_abandon(s->arena);
+	if (WARN_ON_ONCE(s->ending))
+		xcb_arena_abandon(s->ending);
+	if (s->charged)
+		xcb_grants_uncharge(s->dev->dom, s->charged);
 	xcuda_db_put(&s->db);
 	xcb_dev_put(s->dev);
 	kfree(s);
@@ -57,6 +81,7 @@ static struct xcb_session *xcb_session_alloc(struct xcb_dev *dev, u64 size)
 	s->arena_size = size;
 	s->state = XCB_S_NEW;
 	INIT_LIST_HEAD(&s->pending_node);
+	INIT_LIST_HEAD(&s->reap_node);
 	INIT_LIST_HEAD(&s->ev.node);
 	INIT_DELAYED_WORK(&s->timeout, xcb_session_timeout);
 	spin_lock_init(&s->lock);
@@ -168,6 +193,67 @@ static void xcb_session_kill(struct xcb_session *s)
 	spin_unlock(&s->lock);
 }
 
+/* ------------------------------------------------------------------ */
+/* Ending the grants                                                   */
+
+/*
+ * Every grant of @s's ending arena has ended (or the module goes, and the
+ * grant table takes over those left): free it, and the slot if the
+ * worker's release() left it to us.
+ */
+static void xcb_session_ended(struct xcb_session *s)
+{
+	struct xcb_arena *a;
+	bool released;
+
+	spin_lock(&s->lock);
+	a = s->ending;
+	s->ending = NULL;
+	released = s->released;
+	spin_unlock(&s->lock);
+	if (a->nr_left)
+		xcb_arena_abandon(a);
+	else
+		xcb_arena_free(a);
+	if (released)
+		xcb_slot_free(s);
+}
+
+/*
+ * Ends the grants of @s's ending arena.  Those the guest still maps keep
+ * the session, its slot and its charge until the reap has ended them all.
+ */
+static void xcb_session_retire(struct xcb_session *s)
+{
+	unsigned long left;
+
+	/* Ours alone: an arena is taken off once, under s->lock. */
+	left = xcb_arena_end(s->ending);
+	if (!left) {
+		xcb_session_ended(s);
+		return;
+	}
+	xcb_grants_linger(s->dev->dom, left);
+	atomic_inc(&s->dev->nr_lingering);
+	kref_get(&s->kref);
+	mutex_lock(&xcb_reap_lock);
+	list_add_tail(&s->reap_node, &xcb_reap_list);
+	xcb_reap_delay = XCB_REAP_FIRST;
+	mod_delayed_work(xcb_wq, &xcb_reap_dwork, xcb_reap_delay);
+	mutex_unlock(&xcb_reap_lock);
+	pr_info_ratelimited("dom%u/%u: session %#x: the guest still maps %lu of its pages; they stay charged to it\n",
+			    s->dev->domid, s->dev->devid, s->id, left);
+}
+
+/* Ends the grants of @a, an arena of @s that never went live. */
+static void xcb_session_drop_arena(struct xcb_session *s, struct xcb_arena *a)
+{
+	spin_lock(&s->lock);
+	s->ending = a;
+	spin_unlock(&s->lock);
+	xcb_session_retire(s);
+}
+
 /* Ends the grants of @s, once; may sleep. */
 static void xcb_session_ungrant(struct xcb_session *s)
 {
@@ -176,9 +262,96 @@ static void xcb_session_ungrant(struct xcb_session *s)
 	spin_lock(&s->lock);
 	a = s->arena;
 	s->arena = NULL;
+	/* From now on the slot stays until its grants have ended. */
+	if (a)
+		s->ending = a;
 	spin_unlock(&s->lock);
 	if (a)
-		xcb_arena_free(a);
+		xcb_session_retire(s);
+}
+
+/*
+ * One pass over the lingering sessions: those whose grants have all ended
+ * leave.  Returns how many are left.
+ */
+static unsigned int xcb_reap_pass(void)
+{
+	struct xcb_session *s, *tmp;
+	unsigned long before;
+	unsigned int left = 0;
+	LIST_HEAD(done);
+
+	mutex_lock(&xcb_reap_lock);
+	list_for_each_entry_safe(s, tmp, &xcb_reap_list, reap_node) {
+		before = s->ending->nr_left;
+		xcb_arena_end(s->ending);
+		xcb_grants_linger(s->dev->dom,
+				  -(long)(before - s->ending->nr_left));
+		if (s->ending->nr_left)
+			left++;
+		else
+			list_move_tail(&s->reap_node, &done);
+	}
+	mutex_unlock(&xcb_reap_lock);
+
+	list_for_each_entry_safe(s, tmp, &done, reap_node) {
+		list_del_init(&s->reap_node);
+		atomic_dec(&s->dev->nr_lingering);
+		pr_info_ratelimited("dom%u/%u: session %#x: the guest let go of its pages\n",
+				    s->dev->domid, s->dev->devid, s->id);
+		xcb_session_ended(s);
+		xcb_session_put(s);
+	}
+	return left;
+}
+
+static void xcb_reap_work(struct work_struct *work)
+{
+	if (!xcb_reap_pass())
+		return;
+	/* A guest that keeps its pages is looked at less and less often. */
+	mutex_lock(&xcb_reap_lock);
+	xcb_reap_delay = min_t(unsigned long, xcb_reap_delay * 2,
+			       XCB_REAP_MAX);
+	queue_delayed_work(xcb_wq, &xcb_reap_dwork, xcb_reap_delay);
+	mutex_unlock(&xcb_reap_lock);
+}
+
+/*
+ * The module goes: every device and file is gone, so nothing lingers
+ * anew.  Wait a while for the guests to unmap what they still map, then
+ * hand the rest to the grant table, which frees each page once its guest
+ * has let go (never before).
+ */
+void xcb_reap_exit(void)
+{
+	struct xcb_session *s, *tmp;
+	unsigned int tries, left;
+	LIST_HEAD(abandon);
+
+	cancel_delayed_work_sync(&xcb_reap_dwork);
+	for (tries = 0; (left = xcb_reap_pass()); tries++) {
+		if (tries == XCB_REAP_EXIT_TRIES)
+			break;
+		if (!(tries % 20))
+			pr_info("waiting for guests to unmap the pages of %u ended sessions\n",
+				left);
+		msleep(100);
+	}
+	if (!left)
+		return;
+	pr_warn("%u ended sessions are still mapped by their guests; the grant table frees their pages once unmapped\n",
+		left);
+	mutex_lock(&xcb_reap_lock);
+	list_splice_init(&xcb_reap_list, &abandon);
+	mutex_unlock(&xcb_reap_lock);
+	list_for_each_entry_safe(s, tmp, &abandon, reap_node) {
+		list_del_init(&s->reap_node);
+		atomic_dec(&s->dev->nr_lingering);
+		xcb_grants_linger(s->dev->dom, -(long)s->ending->nr_left);
+		xcb_session_ended(s);
+		xcb_session_put(s);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -246,6 +419,7 @@ void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 {
 	const struct xcuda_req_hdr *h = &req->hdr;
 	struct xcuda_xsession_new_args args;
+	unsigned long grants;
 	struct xcb_session *s;
 	u64 size;
 	int err;
@@ -275,6 +449,15 @@ void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 		err = -ENOMEM;
 		goto answer;
 	}
+	/* Every grant it may make, until they have all ended. */
+	grants = xcb_arena_grants(size + XCUDA_PAGE_SIZE *
+				  (u64)XCUDA_XEN_DATA_PAGES(args.ring_order));
+	err = xcb_grants_charge(dev->dom, grants);
+	if (err) {
+		xcb_session_put(s);
+		goto answer;
+	}
+	s->charged = grants;
 	s->new_id = h->id;
 	s->new_flags = h->flags;
 	s->port = args.evtchn;
@@ -475,25 +658,27 @@ int xcb_session_arena(struct xcb_session *s,
 		goto fail_cancel;
 
 	/* Slow (pins and grants every page): no lock held. */
-	a = xcb_arena_grant(s->dev->domid, ar->addr, size);
+	a = xcb_arena_alloc(size);
+	if (IS_ERR(a))
+		err = PTR_ERR(a);
+	else
+		err = xcb_arena_grant(a, s->dev->domid, ar->addr);
 
 	mutex_lock(&xcb_ctl.lock);
 	if (!s->new_pending) {
 		/* Timed out, refused or disconnected meanwhile. */
 		mutex_unlock(&xcb_ctl.lock);
-		if (!IS_ERR(a))
-			xcb_arena_free(a);
-		return -ESHUTDOWN;
+		err = -ESHUTDOWN;
+		goto fail_drop;
 	}
-	if (IS_ERR(a)) {
-		err = PTR_ERR(a);
-		/* Undone already; the guest learns why, in short. */
+	if (err) {
+		/* The guest learns why, in short. */
 		xcb_session_cancel(s, err == -ENOSPC ? -ENOSPC : -ENOMEM);
 		mutex_unlock(&xcb_ctl.lock);
 		pr_warn_ratelimited("dom%u/%u: session %#x: %llu shared bytes failed: %d\n",
 				    s->dev->domid, s->dev->devid, s->id, size,
 				    err);
-		return err;
+		goto fail_drop;
 	}
 	res.session = s->id;
 	res.dir_ref = a->dir_refs[0];
@@ -510,6 +695,12 @@ int xcb_session_arena(struct xcb_session *s,
 	pr_info_ratelimited("dom%u/%u: session %#x started, %lu pages\n",
 			    s->dev->domid, s->dev->devid, s->id, a->nr_pages);
 	return 0;
+
+fail_drop:
+	/* Whatever was granted ends as a live arena's grants do. */
+	if (!IS_ERR(a))
+		xcb_session_drop_arena(s, a);
+	return err;
 
 fail_cancel:
 	/* The guest's wait ends now; the worker's release() unbinds. */
@@ -628,6 +819,8 @@ __poll_t xcb_session_poll(struct xcb_session *s, struct file *file,
 /* The worker closed its file (or died): the session is over. */
 void xcb_session_release(struct xcb_session *s)
 {
+	bool lingering;
+
 	mutex_lock(&xcb_ctl.lock);
 	if (s->new_pending)
 		xcb_session_cancel(s, -ESHUTDOWN);
@@ -636,9 +829,17 @@ void xcb_session_release(struct xcb_session *s)
 	xcb_session_kill(s);
 	xcb_session_unbind(s);
 	xcb_session_ungrant(s);
+	spin_lock(&s->lock);
+	s->released = true;
+	lingering = !!s->ending;
+	spin_unlock(&s->lock);
 	pr_info_ratelimited("dom%u/%u: session %#x closed by its worker\n",
 			    s->dev->domid, s->dev->devid, s->id);
-	/* Its id is free only once nothing of it is left on the ring. */
-	xcb_slot_free(s);
+	/*
+	 * Its id is free only once nothing of it is left on the ring, and
+	 * its grants have ended: else the reap frees it.
+	 */
+	if (!lingering)
+		xcb_slot_free(s);
 	xcb_session_put(s);
 }

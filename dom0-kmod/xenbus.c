@@ -14,6 +14,7 @@
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 #include <xen/events.h>
 #include <xen/page.h>
 #include <xen/xenbus.h>
@@ -389,12 +390,19 @@ static int xcb_probe(struct xenbus_device *xdev,
 	spin_lock_init(&dev->ring_lock);
 	mutex_init(&dev->lock);
 	INIT_WORK(&dev->ring_work, xcb_ring_work);
+	atomic_set(&dev->nr_lingering, 0);
 
 	/* backend/xcuda/<domid>/<devid> */
 	p = strrchr(xdev->nodename, '/');
 	err = p ? kstrtouint(p + 1, 10, &dev->devid) : -EINVAL;
 	if (err) {
 		xenbus_dev_fatal(xdev, err, "parsing %s", xdev->nodename);
+		goto err_put;
+	}
+	dev->dom = xcb_domain_get(dev->domid);
+	if (!dev->dom) {
+		err = -ENOMEM;
+		xenbus_dev_fatal(xdev, err, "allocating backend");
 		goto err_put;
 	}
 	err = xcb_read_limits(dev);
@@ -433,6 +441,58 @@ static void xcb_remove(struct xenbus_device *xdev)
 	xcb_dev_put(dev);
 }
 
+/*
+ * sysfs, beside the device (xcuda-<domid>-<devid>): what the device's
+ * domain holds in Dom0's grant table, against max_domain_grants, and how
+ * much of it belongs to ended sessions whose pages the guest still maps.
+ */
+static ssize_t domain_grants_show(struct device *d,
+				  struct device_attribute *attr, char *buf)
+{
+	struct xcb_dev *dev = dev_get_drvdata(d);
+	unsigned long held, lingering;
+
+	if (!dev)
+		return -ENODEV;
+	xcb_grants_read(dev->dom, &held, &lingering);
+	return sysfs_emit(buf, "%lu\n", held);
+}
+static DEVICE_ATTR_RO(domain_grants);
+
+static ssize_t lingering_grants_show(struct device *d,
+				     struct device_attribute *attr, char *buf)
+{
+	struct xcb_dev *dev = dev_get_drvdata(d);
+	unsigned long held, lingering;
+
+	if (!dev)
+		return -ENODEV;
+	xcb_grants_read(dev->dom, &held, &lingering);
+	return sysfs_emit(buf, "%lu\n", lingering);
+}
+static DEVICE_ATTR_RO(lingering_grants);
+
+/* This device's ended sessions that still hold a slot for that reason. */
+static ssize_t lingering_sessions_show(struct device *d,
+				       struct device_attribute *attr,
+				       char *buf)
+{
+	struct xcb_dev *dev = dev_get_drvdata(d);
+
+	if (!dev)
+		return -ENODEV;
+	return sysfs_emit(buf, "%d\n", atomic_read(&dev->nr_lingering));
+}
+static DEVICE_ATTR_RO(lingering_sessions);
+
+static struct attribute *xcb_dev_attrs[] = {
+	&dev_attr_domain_grants.attr,
+	&dev_attr_lingering_grants.attr,
+	&dev_attr_lingering_sessions.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(xcb_dev);
+
 static const struct xenbus_device_id xcb_ids[] = {
 	{ XCUDA_XS_TYPE },
 	{ "" }
@@ -443,6 +503,8 @@ static struct xenbus_driver xcb_driver = {
 	.probe = xcb_probe,
 	.otherend_changed = xcb_frontend_changed,
 	.remove = xcb_remove,
+	/* Added after probe(), removed before remove(): drvdata is set. */
+	.driver.dev_groups = xcb_dev_groups,
 };
 
 int xcb_xenbus_register(void)

@@ -11,7 +11,7 @@
  *
  * One connection (device 0) serves every session.  Its state lives in
  * the global struct xcf_conn; the xenbus side changes it under ->mutex,
- * everything the interrupt handler touches is under ->lock.  A session's
+ * everything the ring work touches is under ->lock.  A session's
  * calls never reach this driver: they go over its data ring, mapped by
  * the process and its worker, with its own event channel as doorbell.
  */
@@ -74,8 +74,10 @@ struct xcf_conn {
 	struct xenbus_device *xdev;	/* device 0, NULL when absent */
 	struct work_struct broken_work;	/* closes after a protocol error */
 	struct delayed_work retry_work;	/* backs off after many errors */
+	struct work_struct ring_work;	/* takes the responses off the ring */
+	unsigned long flags;		/* XCF_EOI_PENDING */
 
-	spinlock_t lock;		/* all below; taken in the irq handler */
+	spinlock_t lock;		/* all below */
 	bool live;			/* ring set up and sane */
 	bool connected;			/* backend Connected: sessions post */
 	unsigned int strikes;		/* setup or protocol errors in a row */
@@ -97,6 +99,8 @@ struct xcf_conn {
 	wait_queue_head_t ring_wq;	/* room on the ring */
 	wait_queue_head_t open_wq;	/* SESSION_NEW answers */
 };
+
+#define XCF_EOI_PENDING		0
 
 extern struct xcf_conn xcf;
 
@@ -152,6 +156,7 @@ void xcf_queue_end_locked(u32 session, struct xcf_end *spare);
 void xcf_forget_waiter_locked(struct xcf_waiter *w);
 void xcf_fail_all_locked(void);
 irqreturn_t xcf_interrupt(int irq, void *dev_id);
+void xcf_ring_work(struct work_struct *work);
 
 /* session.c */
 extern struct miscdevice xcf_misc;

@@ -9,6 +9,13 @@
  * is not trusted: each response is copied out of the ring once, and only
  * the copy is looked at.  A backend that breaks the protocol is
  * disconnected and every session fails.
+ *
+ * The event channel is bound "late EOI", as blkfront's and netfront's
+ * are since XSA-391: the handler only notes that an EOI is owed and
+ * queues the work, which looks at the ring and then sends the EOI,
+ * flagged spurious when it found nothing, so that a backend flooding the
+ * channel makes the kernel hold its next events back instead of keeping
+ * this guest in its interrupt handler.
  */
 #define pr_fmt(fmt) "xcuda-front: " fmt
 
@@ -261,7 +268,8 @@ bad:
 	return false;
 }
 
-static void xcf_poll_ring_locked(void)
+/* Takes every response off the ring; true if there was any. */
+static bool xcf_poll_ring_locked(void)
 {
 	/* Bounds the loop against a backend that keeps moving rsp_prod. */
 	unsigned int passes = xcf.size + 2;
@@ -283,14 +291,14 @@ static void xcf_poll_ring_locked(void)
 			pr_warn_ratelimited("response producer %u beyond requests (%u..%u); disconnecting\n",
 					    rp, cons, xcf.ring.req_prod_pvt);
 			xcf_broken_locked();
-			return;
+			return true;
 		}
 		while (cons != rp) {
 			RING_COPY_RESPONSE(&xcf.ring, cons, &rsp);
 			xcf.ring.rsp_cons = ++cons;
 			if (!xcf_complete_locked(&rsp)) {
 				xcf_broken_locked();
-				return;
+				return true;
 			}
 			freed = true;
 		}
@@ -301,15 +309,36 @@ static void xcf_poll_ring_locked(void)
 		xcf_flush_ends_locked();
 		wake_up_all(&xcf.ring_wq);
 	}
+	return freed;
 }
 
 irqreturn_t xcf_interrupt(int irq, void *dev_id)
 {
-	unsigned long flags;
-
-	spin_lock_irqsave(&xcf.lock, flags);
-	if (xcf.live)
-		xcf_poll_ring_locked();
-	spin_unlock_irqrestore(&xcf.lock, flags);
+	/* The channel stays masked until the work sends the late EOI. */
+	set_bit(XCF_EOI_PENDING, &xcf.flags);
+	schedule_work(&xcf.ring_work);
 	return IRQ_HANDLED;
+}
+
+void xcf_ring_work(struct work_struct *work)
+{
+	bool found;
+	int irq;
+
+	spin_lock_irq(&xcf.lock);
+	irq = xcf.irq;
+	/*
+	 * Not live: the ring is broken (the channel stays masked) or going
+	 * away, and setup clears an EOI still owed.  No irq yet: setup
+	 * queues the work again once it has one.
+	 */
+	if (!xcf.live || irq < 0) {
+		spin_unlock_irq(&xcf.lock);
+		return;
+	}
+	found = xcf_poll_ring_locked();
+	spin_unlock_irq(&xcf.lock);
+	/* Teardown unbinds only after it cancelled this work. */
+	if (test_and_clear_bit(XCF_EOI_PENDING, &xcf.flags))
+		xen_irq_lateeoi(irq, found ? 0 : XEN_EOI_FLAG_SPURIOUS);
 }

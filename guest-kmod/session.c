@@ -42,12 +42,18 @@ static int xcf_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 }
 
-/* Dom0 rang the session's doorbell: wake the process. */
+/*
+ * Dom0 rang the session's doorbell: wake the process.  Bound late EOI
+ * like the control channel, but the EOI goes at once and never says
+ * spurious: only the process can tell whether its ring held anything,
+ * and a flood costs this handler one eventfd signal per event.
+ */
 static irqreturn_t xcf_session_irq(int irq, void *arg)
 {
 	struct xcf_session *s = arg;
 
 	xcuda_db_signal(&s->db);
+	xen_irq_lateeoi(irq, 0);
 	return IRQ_HANDLED;
 }
 
@@ -69,8 +75,8 @@ static int xcf_session_bind(struct xcf_session *s, domid_t remote,
 	err = HYPERVISOR_event_channel_op(EVTCHNOP_alloc_unbound, &alloc);
 	if (err)
 		return err;
-	irq = bind_evtchn_to_irqhandler(alloc.port, xcf_session_irq, 0,
-					"xcuda-session", s);
+	irq = bind_evtchn_to_irqhandler_lateeoi(alloc.port, xcf_session_irq, 0,
+						"xcuda-session", s);
 	if (irq < 0) {
 		close.port = alloc.port;
 		if (HYPERVISOR_event_channel_op(EVTCHNOP_close, &close))
@@ -203,7 +209,7 @@ static long xcf_ioc_open(struct xcf_session *s, void __user *arg)
 							 xcf.lock,
 							 XCF_OPEN_TIMEOUT);
 	if (!w.done) {
-		/* A late success is ended by the interrupt handler. */
+		/* A late success is ended by the ring work. */
 		xcf_forget_waiter_locked(&w);
 		spin_unlock_irq(&xcf.lock);
 		err = left < 0 ? (int)left : -ETIMEDOUT;

@@ -57,7 +57,7 @@ static bool xcf_backend_speaks_ours(struct xenbus_device *dev)
 }
 
 /*
- * Stops all use of the ring at once (the interrupt handler ignores it
+ * Stops all use of the ring at once (the ring work ignores it
  * from now on) and fails every session.  Says if it was connected.
  * xcf.mutex held.
  */
@@ -88,10 +88,15 @@ static void xcf_teardown(struct xenbus_device *dev)
 	lockdep_assert_held(&xcf.mutex);
 	was_connected = xcf_quiesce();
 
-	/* Waits for a running handler; it found ->live false or finished. */
+	/* The work finds ->live false from now on, and sends no EOI. */
+	cancel_work_sync(&xcf.ring_work);
 	if (xcf.irq >= 0) {
+		/* Waits for a running handler, which may queue the work. */
 		unbind_from_irqhandler(xcf.irq, &xcf);
+		cancel_work_sync(&xcf.ring_work);
+		spin_lock_irq(&xcf.lock);
 		xcf.irq = -1;
+		spin_unlock_irq(&xcf.lock);
 		xcf.has_evtchn = false;
 	} else if (xcf.has_evtchn) {
 		xenbus_free_evtchn(dev, xcf.evtchn);
@@ -182,6 +187,8 @@ static int xcf_setup(struct xenbus_device *dev)
 	}
 	xcf.has_evtchn = true;
 
+	/* An EOI owed to the previous channel is void. */
+	clear_bit(XCF_EOI_PENDING, &xcf.flags);
 	spin_lock_irq(&xcf.lock);
 	FRONT_RING_INIT(&xcf.ring, sring, XEN_PAGE_SIZE << order);
 	xcf_ring_reset_locked(RING_SIZE(&xcf.ring));
@@ -189,14 +196,19 @@ static int xcf_setup(struct xenbus_device *dev)
 	xcf.live = true;
 	spin_unlock_irq(&xcf.lock);
 
-	irq = bind_evtchn_to_irqhandler(xcf.evtchn, xcf_interrupt, 0,
-					"xcuda-front", &xcf);
+	/* Late EOI: ring.c says why. */
+	irq = bind_evtchn_to_irqhandler_lateeoi(xcf.evtchn, xcf_interrupt, 0,
+						"xcuda-front", &xcf);
 	if (irq < 0) {
 		err = irq;
 		what = "binding the event channel";
 		goto fail;
 	}
+	spin_lock_irq(&xcf.lock);
 	xcf.irq = irq;
+	spin_unlock_irq(&xcf.lock);
+	/* An event that came before the irq was known still wants its EOI. */
+	schedule_work(&xcf.ring_work);
 
 	err = xcf_write_nodes(dev, &what);
 	if (err)
@@ -352,7 +364,7 @@ static void xcf_backend_changed(struct xenbus_device *dev,
 	mutex_unlock(&xcf.mutex);
 }
 
-/* After a protocol error in the interrupt handler: close the device. */
+/* After a protocol error seen by the ring work: close the device. */
 static void xcf_broken_work(struct work_struct *work)
 {
 	struct xenbus_device *dev;
@@ -456,6 +468,7 @@ static int __init xcf_init(void)
 	BUILD_BUG_ON(XCF_MAX_SLOTS > 256);	/* free_idx[] is u8 */
 	BUILD_BUG_ON(sizeof(struct xcuda_xsession_new_res) > XCUDA_RSP_INLINE);
 	INIT_WORK(&xcf.broken_work, xcf_broken_work);
+	INIT_WORK(&xcf.ring_work, xcf_ring_work);
 	INIT_DELAYED_WORK(&xcf.retry_work, xcf_retry_work);
 
 	err = misc_register(&xcf_misc);
@@ -478,6 +491,7 @@ static void __exit xcf_exit(void)
 {
 	xenbus_unregister_driver(&xcf_driver);
 	misc_deregister(&xcf_misc);
+	cancel_work_sync(&xcf.ring_work);
 	cancel_work_sync(&xcf.broken_work);
 	cancel_delayed_work_sync(&xcf.retry_work);
 }

@@ -80,6 +80,7 @@ cudaError_t xc_errno_to_cuda(int err)
 		return cudaErrorInvalidValue;
 	case ENOMEM:
 	case ENOSPC:
+	case EDQUOT:
 	case ENOBUFS:
 		return cudaErrorMemoryAllocation;
 	case ESHUTDOWN:

@@ -129,8 +129,8 @@ struct xcuda_page_directory {
 /*
  * On the control ring xcuda-back answers only the transport opcodes
  * above, with a negative errno as the status: -EINVAL (malformed, or any
- * other opcode), -ENOENT (no such session), -ENOSPC, -ENOMEM, -ESHUTDOWN
- * (no xcudad), -ETIMEDOUT.  On a data ring a worker answers each request
+ * other opcode), -ENOENT (no such session), -ENOSPC, -EDQUOT (the
+ * domain's grant budget), -ENOMEM, -ESHUTDOWN (no xcudad), -ETIMEDOUT.  On a data ring a worker answers each request
  * with a cudaError_t (0 or positive).
  */
 

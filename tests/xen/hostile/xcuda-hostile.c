@@ -8,6 +8,9 @@
  * SESSION_NEWs (ports, ring orders, sizes), and a session's calls, which
  * belong on its data ring and never on the control ring.  The last case
  * lies about the ring's producer index: the backend must disconnect.
+ * linger-loop, which runs only when named in cases=, keeps every grant
+ * of its sessions mapped while it ends them and asks for new ones: the
+ * backend must keep charging them and refuse more.
  * Each case logs "xcuda-hostile: PASS <name>", "FAIL <name>: <why>" or
  * "SKIP <name>: <why>"; the run ends with "DONE <n> passed, <m> failed".
  *
@@ -21,6 +24,7 @@
 #include <linux/interrupt.h>
 #include <linux/kernel.h>
 #include <linux/limits.h>
+#include <linux/list.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/random.h>
@@ -54,6 +58,12 @@ MODULE_PARM_DESC(cases, "comma-separated cases to run (default: all)");
 #define XH_ANY_ERROR	INT_MIN
 /* Ports made for SESSION_NEWs, closed at teardown. */
 #define XH_MAX_PORTS	16
+/*
+ * linger-loop: sessions asked for, at most, and how long their grants
+ * stay mapped after the refusal (xcuda-back is looked at meanwhile).
+ */
+#define XH_LINGER_ROUNDS	40
+#define XH_LINGER_HOLD_MS	15000
 /*
  * Two commands of the wire protocol (spec/xcuda.calls, spec/cudart.calls),
  * by number: their layouts are generated for user space only.
@@ -570,9 +580,237 @@ static void xh_req_prod(const char *name)
 		XH_CLOSE_MS);
 }
 
+/* One session of linger-loop: its grants, mapped into pages of ours. */
+struct xh_held {
+	struct list_head node;
+	unsigned int nr;		/* shared pages, then directory pages */
+	struct page **pages;
+	struct gnttab_unmap_grant_ref *unmap;
+};
+
+static void xh_held_free(struct xh_held *h)
+{
+	bool leak = false;
+	unsigned int i;
+
+	for (i = 0; h->unmap && i < h->nr; i++) {
+		if (h->unmap[i].handle == INVALID_GRANT_HANDLE)
+			continue;
+		if (gnttab_unmap_refs(&h->unmap[i], NULL, &h->pages[i], 1) ||
+		    h->unmap[i].status != GNTST_okay)
+			leak = true;
+	}
+	/* A page whose grant may still be mapped is never given back. */
+	if (leak)
+		pr_info("note: unmapping grants failed; pages leaked\n");
+	else if (h->pages && h->pages[0])
+		gnttab_free_pages(h->nr, h->pages);
+	kvfree(h->pages);
+	kvfree(h->unmap);
+	kfree(h);
+}
+
+static unsigned long xh_kaddr(struct page *page)
+{
+	return (unsigned long)pfn_to_kaddr(page_to_pfn(page));
+}
+
+/* Maps @nr grants of the backend's, @refs, into @h from @first on. */
+static int xh_map(struct xh_held *h, unsigned int first, const u32 *refs,
+		  unsigned int nr, u32 flags)
+{
+	struct gnttab_map_grant_ref *ops;
+	unsigned int i;
+	int err;
+
+	ops = kvcalloc(nr, sizeof(*ops), GFP_KERNEL);
+	if (!ops)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++)
+		gnttab_set_map_op(&ops[i], xh_kaddr(h->pages[first + i]),
+				  flags, refs[i], xh.dev->otherend_id);
+	err = gnttab_map_refs(ops, NULL, h->pages + first, nr);
+	/* Whatever got mapped is unmapped by xh_held_free(). */
+	for (i = 0; i < nr; i++) {
+		if (ops[i].status != GNTST_okay) {
+			err = err ?: -EIO;
+			continue;
+		}
+		gnttab_set_unmap_op(&h->unmap[first + i],
+				    xh_kaddr(h->pages[first + i]), flags,
+				    ops[i].handle);
+	}
+	kvfree(ops);
+	return err;
+}
+
+/*
+ * Maps every grant of a session, the directory pages included, as a
+ * guest kernel may: what the backend granted stays reachable.
+ */
+static struct xh_held *xh_hold(const struct xcuda_xsession_new_res *res)
+{
+	unsigned int ndir = DIV_ROUND_UP(res->nr_pages, XCUDA_DIR_REFS);
+	const struct xcuda_page_directory *dir;
+	unsigned int d, i, cnt, done = 0;
+	u32 ref = res->dir_ref, *refs;
+	struct xh_held *h;
+	int err = -ENOMEM;
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	refs = kmalloc_array(XCUDA_DIR_REFS, sizeof(*refs), GFP_KERNEL);
+	if (!h || !refs) {
+		kfree(h);
+		kfree(refs);
+		return ERR_PTR(-ENOMEM);
+	}
+	h->nr = res->nr_pages + ndir;
+	h->pages = kvcalloc(h->nr, sizeof(*h->pages), GFP_KERNEL);
+	h->unmap = kvcalloc(h->nr, sizeof(*h->unmap), GFP_KERNEL);
+	if (!h->pages || !h->unmap)
+		goto fail;
+	for (i = 0; i < h->nr; i++)
+		h->unmap[i].handle = INVALID_GRANT_HANDLE;
+	err = gnttab_alloc_pages(h->nr, h->pages);
+	if (err) {
+		h->pages[0] = NULL;
+		goto fail;
+	}
+	for (d = 0; d < ndir; d++) {
+		err = xh_map(h, res->nr_pages + d, &ref, 1,
+			     GNTMAP_host_map | GNTMAP_readonly);
+		if (err)
+			goto fail;
+		dir = pfn_to_kaddr(page_to_pfn(h->pages[res->nr_pages + d]));
+		cnt = min_t(unsigned int, res->nr_pages - done, XCUDA_DIR_REFS);
+		for (i = 0; i < cnt; i++)
+			refs[i] = le32_to_cpu(dir->refs[i]);
+		err = xh_map(h, done, refs, cnt, GNTMAP_host_map);
+		if (err)
+			goto fail;
+		done += cnt;
+		ref = le32_to_cpu(dir->next);
+	}
+	kfree(refs);
+	return h;
+
+fail:
+	kfree(refs);
+	xh_held_free(h);
+	return ERR_PTR(err);
+}
+
+/* The session's header page says closed: its worker has let go. */
+static bool xh_closed(struct xh_held *h)
+{
+	const struct xcuda_data_intf *intf;
+	unsigned int waited;
+
+	intf = pfn_to_kaddr(page_to_pfn(h->pages[0]));
+	for (waited = 0; waited < XH_CLOSE_MS; waited += 50) {
+		if (READ_ONCE(intf->closed))
+			return true;
+		msleep(50);
+	}
+	return false;
+}
+
+/*
+ * A guest kernel that maps its sessions' grants, ends the sessions and
+ * never unmaps: xcuda-back must keep them charged (the session slot, the
+ * domain's grant budget) until the grants really end, and refuse new
+ * sessions once either is used up, with -ENOSPC (max-sessions) or
+ * -EDQUOT (the budget).  Without that, every round succeeds and Dom0's
+ * grant table fills.  Each session is ended and its worker gone (the
+ * header says closed) before the next one is asked for.
+ */
+static void xh_linger(const char *name)
+{
+	struct xcuda_xsession_new_res res;
+	struct xcuda_response rsp, end;
+	struct xcuda_request req;
+	struct xh_held *h, *tmp;
+	unsigned int i, opened = 0, grants = 0;
+	unsigned int max_sessions;
+	struct evtchn_close close;
+	LIST_HEAD(held);
+	int refused = 0, err;
+
+	max_sessions = xenbus_read_unsigned(xh.dev->otherend,
+					    XCUDA_XS_MAX_SESSIONS,
+					    XCUDA_XEN_DEF_SESSIONS);
+	for (i = 0; i < XH_LINGER_ROUNDS && !refused; i++) {
+		xh_new_request(&req, XH_ARENA);
+		err = xh_call(&req, &rsp, XH_NEW_MS);
+		/* Its port: the backend has it bound or is done with it. */
+		if (xh.nr_ports) {
+			close.port = xh.ports[--xh.nr_ports];
+			HYPERVISOR_event_channel_op(EVTCHNOP_close, &close);
+		}
+		if (err) {
+			xh_fail(name, "round %u: no answer (%d)", i, err);
+			goto out;
+		}
+		if (rsp.status == -EHOSTDOWN) {
+			xh_skip(name, "no xcudad in Dom0 (-EHOSTDOWN)");
+			goto out;
+		}
+		if (rsp.status) {
+			refused = rsp.status;
+			break;
+		}
+		memcpy(&res, rsp.out, sizeof(res));
+		h = xh_hold(&res);
+		if (IS_ERR(h)) {
+			xh_fail(name, "round %u: mapping %u grants failed (%ld)",
+				i, res.nr_pages, PTR_ERR(h));
+			xh_end_session(res.session, &end);
+			goto out;
+		}
+		list_add_tail(&h->node, &held);
+		opened++;
+		grants += h->nr;
+		err = xh_end_session(res.session, &end);
+		if (err || end.status) {
+			xh_fail(name, "round %u: SESSION_END: %d/%d", i, err,
+				err ? 0 : end.status);
+			goto out;
+		}
+		if (!xh_closed(h)) {
+			xh_fail(name, "round %u: the worker did not let go in %u ms",
+				i, XH_CLOSE_MS);
+			goto out;
+		}
+		/* Past the backend's release of the worker's file. */
+		msleep(300);
+	}
+	pr_info("HOLDING %u sessions, %u grants mapped; then status %d\n",
+		opened, grants, refused);
+	/* Dom0 looks at what xcuda-back charges meanwhile. */
+	msleep(XH_LINGER_HOLD_MS);
+	if (!refused)
+		xh_fail(name, "%u sessions, %u grants mapped: no bound (max-sessions %u)",
+			opened, grants, max_sessions);
+	else if (refused != -ENOSPC && refused != -EDQUOT)
+		xh_fail(name, "refused with %d, not -ENOSPC or -EDQUOT",
+			refused);
+	else if (opened > max_sessions)
+		xh_fail(name, "%u sessions opened, max-sessions %u", opened,
+			max_sessions);
+	else
+		xh_pass(name);
+out:
+	list_for_each_entry_safe(h, tmp, &held, node) {
+		list_del(&h->node);
+		xh_held_free(h);
+	}
+	pr_info("RELEASED\n");
+}
+
 static const struct {
 	const char *name;
 	void (*run)(const char *name);
+	bool named_only;	/* runs only when cases= names it */
 } xh_cases[] = {
 	{ "unknown-op-no-session", xh_unknown_op },
 	{ "foreign-session", xh_foreign },
@@ -589,15 +827,16 @@ static const struct {
 	{ "end-foreign-session", xh_end_foreign },
 	{ "notify-flood", xh_flood },
 	{ "req-prod-overflow", xh_req_prod },
+	{ "linger-loop", xh_linger, true },
 };
 
-static bool xh_selected(const char *name)
+static bool xh_selected(const char *name, bool named_only)
 {
 	size_t len = strlen(name);
 	const char *p = cases;
 
 	if (!p || !*p)
-		return true;
+		return !named_only;
 	while (p) {
 		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
 			return true;
@@ -614,7 +853,7 @@ static void xh_script(struct work_struct *work)
 
 	pr_info("START against %s\n", xh.dev->otherend);
 	for (i = 0; i < ARRAY_SIZE(xh_cases); i++)
-		if (xh_selected(xh_cases[i].name))
+		if (xh_selected(xh_cases[i].name, xh_cases[i].named_only))
 			xh_cases[i].run(xh_cases[i].name);
 	pr_info("DONE %u passed, %u failed\n", xh.passed, xh.failed);
 }

@@ -340,7 +340,7 @@ fi
 
 # On a GPU host's rig the programs run on a GPU: memcpy_sizes pins 256 MiB.
 DOMU_ARGS=
-if [ "$RIG_MODE" = gpu ]; then DOMU_ARGS="xcuda=['backend=0, sessions=16, arena=384M']"; fi
+if [ "$RIG_MODE" = gpu ]; then DOMU_ARGS="xcuda=['backend=0, sessions=16, arena=800M']"; fi
 if ! domu_create xcuda-domU ${DOMU_ARGS:+"$DOMU_ARGS"}; then
 	echo "RIG-RESULT: FAIL boot: the DomU did not come up"
 	FAILED=$((FAILED + 1))

@@ -21,7 +21,7 @@ RIG_DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init"
 rig_qemu_args() {
 	# shellcheck disable=SC2054 # commas inside QEMU's arguments
 	RIG_QEMU_ARGS=(-machine pc -accel tcg,thread=multi
-		-cpu qemu64,+svm,+npt -smp 2 -m 2560
+		-cpu qemu64,+svm,+npt -smp 2 -m "${RIG_QEMU_MB:-2560}"
 		-display none -vga none -monitor none -serial stdio -no-reboot
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04
 		-kernel "$1/xen" -append "$RIG_XEN_CMDLINE"

@@ -101,14 +101,17 @@ sc_echo() {
 
 # On a GPU the programs get as far as they do natively: memcpy_sizes pins
 # 256 MiB, beyond a session's default arena on the xen transport (64 MiB),
-# and host_register 32 MiB; graph_api bounces a 48 MiB pageable copy
-# (bounce blocks take at most half the pinned heap).  Arenas are granted
-# Dom0 pages, at most 512 MiB at once (gnttab_max_frames), and ipc and
-# pool_ipc run two sessions at once: the others get 128 MiB.
+# and host_register 32 MiB; graph_api keeps three graphs of 96 MiB of
+# pageable copies each (bounce blocks take at most half the pinned heap).
+# Arenas are granted Dom0 pages: on the GPU rig 1.25 GiB at once
+# (gnttab_max_frames=640, gpu-rig.sh), of which a domain may hold 3/4
+# (xcuda-back's max_domain_grants), and ipc and pool_ipc run two sessions
+# at once: the others get 128 MiB.
 cc_env() {
 	[ "$RIG_MODE" = gpu ] || return 0
 	case $1 in
-	memcpy_sizes | graph_api) echo "XCUDA_ARENA_MB=320" ;;
+	graph_api) echo "XCUDA_ARENA_MB=768" ;;
+	memcpy_sizes) echo "XCUDA_ARENA_MB=320" ;;
 	*) echo "XCUDA_ARENA_MB=128" ;;
 	esac
 }

@@ -139,6 +139,7 @@ pid_t xd_super_spawn(struct xd_super *sv, uint32_t session,
 	sv->kids[i].pid = pid;
 	sv->kids[i].session = session;
 	sv->kids[i].chan = sp[0];
+	sv->kids[i].owner = 0;
 	sv->live++;
 	xd_log(XD_LOG_INFO, "session %08x: worker %d started", session,
 	       (int)pid);
@@ -161,6 +162,30 @@ static void xd_log_end(const struct xd_super *sv, const struct xd_child *k,
 		       k->session, (int)k->pid,
 		       WTERMSIG(status), strsignal(WTERMSIG(status)),
 		       WCOREDUMP(status) ? ", core dumped" : "");
+}
+
+void xd_super_set_owner(struct xd_super *sv, pid_t pid, uint64_t owner)
+{
+	unsigned int i;
+
+	for (i = 0; i < sv->max; i++)
+		if (sv->kids[i].pid == pid)
+			sv->kids[i].owner = owner;
+}
+
+unsigned int xd_super_kill_owner(struct xd_super *sv, uint64_t owner)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; owner && i < sv->max; i++) {
+		if (!sv->kids[i].pid || sv->kids[i].owner != owner)
+			continue;
+		kill(sv->kids[i].pid, SIGKILL);
+		/* Once: a later reap frees the slot. */
+		sv->kids[i].owner = 0;
+		n++;
+	}
+	return n;
 }
 
 void xd_super_reap(struct xd_super *sv)

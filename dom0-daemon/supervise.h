@@ -16,6 +16,7 @@ struct xd_child {
 	pid_t pid;		/* 0: free slot */
 	uint32_t session;
 	int chan;		/* the parent's end of its channel, or -1 */
+	uint64_t owner;		/* whose session (xd_super_set_owner), or 0 */
 };
 
 #define XD_SUPER_MAX_FDS	8
@@ -61,6 +62,17 @@ int xd_super_chan(void);
 void xd_super_set_chan(int fd);
 
 /* Reaps every ended worker and logs how it ended. */
+/*
+ * Tags worker @pid with @owner (not 0): a guest's device, say, whose
+ * workers all go when it does (xd_super_kill_owner).
+ */
+void xd_super_set_owner(struct xd_super *sv, pid_t pid, uint64_t owner);
+/*
+ * SIGKILLs every worker of @owner, wherever it is (one blocked in CUDA on
+ * a kernel that never ends included), and says how many; they are reaped
+ * as any other.
+ */
+unsigned int xd_super_kill_owner(struct xd_super *sv, uint64_t owner);
 void xd_super_reap(struct xd_super *sv);
 /* SIGTERM to all workers, SIGKILL after @grace_ms, then reaps them. */
 void xd_super_stop_all(struct xd_super *sv, int grace_ms);

@@ -605,10 +605,17 @@ static void xd_xen_close_control(struct xd_daemon *d, const char *why)
 	d->xfd = -1;
 }
 
+/* Whose workers: a guest's device, never 0. */
+static uint64_t xd_xen_owner(const struct xcuda_back_event *ev)
+{
+	return (uint64_t)ev->domid << 32 | ev->devid | 1ull << 63;
+}
+
 static void xd_xen_session(struct xd_daemon *d,
 			   const struct xcuda_back_event *ev)
 {
 	struct xd_xen_conn xc = { .d = d, .ev = *ev };
+	pid_t pid;
 
 	if (xd_super_full(&d->super)) {
 		xd_log_ratelimited(XD_LOG_WARN, "%u sessions already: "
@@ -628,14 +635,18 @@ static void xd_xen_session(struct xd_daemon *d,
 	xd_log(XD_LOG_DEBUG, "domain %u device %u: session %08x, arena %llu "
 	       "bytes", ev->domid, ev->devid, ev->session,
 	       (unsigned long long)ev->arena_size);
-	if (xd_super_spawn(&d->super, ev->session, xd_xen_body, &xc) < 0)
+	pid = xd_super_spawn(&d->super, ev->session, xd_xen_body, &xc);
+	if (pid < 0)
 		xd_xen_refuse(d->xfd, ev->token, EAGAIN);
+	else
+		xd_super_set_owner(&d->super, pid, xd_xen_owner(ev));
 	close(xc.fd);
 }
 
 static void xd_xen_events(struct xd_daemon *d, short revents)
 {
 	struct xcuda_back_event ev;
+	unsigned int n;
 	int ret;
 
 	if (revents & (POLLERR | POLLNVAL)) {
@@ -648,8 +659,15 @@ static void xd_xen_events(struct xd_daemon *d, short revents)
 			xd_xen_session(d, &ev);
 			break;
 		case XCUDA_BACK_EV_GONE:
+			/*
+			 * Its sessions are over: a worker blocked in CUDA (a
+			 * kernel that never ends) would never see it, and
+			 * would hold its GPU memory and our slot forever.
+			 */
+			n = xd_super_kill_owner(&d->super, xd_xen_owner(&ev));
 			xd_log(XD_LOG_INFO, "domain %u device %u "
-			       "disconnected", ev.domid, ev.devid);
+			       "disconnected: %u worker%s killed", ev.domid,
+			       ev.devid, n, n == 1 ? "" : "s");
 			break;
 		default:
 			xd_log_ratelimited(XD_LOG_WARN, "unknown event %u "

@@ -322,11 +322,59 @@ static void test_worker_channel(void)
 	xd_super_fini(&sv);
 }
 
+/* A worker wedged for good, as one in a kernel that never ends. */
+static int body_wedged(void *arg, uint32_t session)
+{
+	(void)arg;
+	(void)session;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * A guest's device goes (the backend's GONE): its workers are killed,
+ * however wedged, and the other guest's are not.
+ */
+static void test_kill_owner(void)
+{
+	const uint64_t a = 1ull << 63 | 5ull << 32, b = 1ull << 63 | 6ull << 32;
+	struct xd_super sv;
+	pid_t p[3];
+	int i, alive;
+
+	REQUIRE_MSG(!xd_super_init(&sv, 3), "supervisor", "no memory");
+	for (i = 0; i < 3; i++) {
+		p[i] = xd_super_spawn(&sv, 0x100 + i, body_wedged, NULL);
+		REQUIRE_MSG(p[i] > 0, "worker forked", "fork failed");
+	}
+	xd_super_set_owner(&sv, p[0], a);
+	xd_super_set_owner(&sv, p[1], a);
+	xd_super_set_owner(&sv, p[2], b);
+	CHECK_EQ(xd_super_kill_owner(&sv, 1ull << 63 | 7ull << 32), 0,
+		 "a device with no workers: none killed");
+	CHECK_EQ(xd_super_kill_owner(&sv, a), 2,
+		 "the gone device's two workers are killed");
+	for (i = 0; i < 500 && sv.live > 1; i++) {
+		usleep(10000);
+		xd_super_reap(&sv);
+	}
+	alive = !kill(p[2], 0);
+	CHECK_MSG(sv.live == 1 && alive && sv.kids[2].pid == p[2],
+		  "they are reaped; the other device's worker lives",
+		  "live %u, other alive %d", sv.live, alive);
+	CHECK_EQ(xd_super_kill_owner(&sv, a), 0,
+		 "killed once: a second GONE finds none");
+	xd_super_stop_all(&sv, 2000);
+	xd_super_fini(&sv);
+}
+
 int main(void)
 {
 	test_put_get();
 	test_bounds();
 	test_malformed();
 	test_worker_channel();
+	test_kill_owner();
 	return check_summary();
 }

@@ -95,6 +95,12 @@ sc_echo() {
 	for s in 1 4096 1M 16M 64M; do
 		grep -qx "echo $s ok" "$W/domu.out" || { fail "no 'echo $s ok'"; return; }
 	done
+	# Measured, not judged: one Dom0 worker answers both, over the xen
+	# ring from the DomU and over local from Dom0 (RIG-PING lines).
+	domu 300 "$XCUDACTL ping 2000"
+	sed 's/^/RIG-PING: domU xen: /' "$W/domu.out"
+	grep -q '^ping ok' "$W/domu.out" || { fail "ping in the DomU: status ${DU_RC:-none}"; return; }
+	LD_LIBRARY_PATH=$OPT/lib timeout 300 xcudactl ping 2000 2>&1 | sed "s/^/RIG-PING: dom0 local: /"
 }
 
 # ------------------------------------------------------------------ 3

@@ -188,6 +188,16 @@ unsigned int xd_super_kill_owner(struct xd_super *sv, uint64_t owner)
 	return n;
 }
 
+unsigned int xd_super_count(const struct xd_super *sv, uint64_t mask,
+			    uint64_t value)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < sv->max; i++)
+		n += sv->kids[i].pid && (sv->kids[i].owner & mask) == value;
+	return n;
+}
+
 void xd_super_reap(struct xd_super *sv)
 {
 	unsigned int i;

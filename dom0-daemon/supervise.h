@@ -73,6 +73,9 @@ void xd_super_set_owner(struct xd_super *sv, pid_t pid, uint64_t owner);
  * as any other.
  */
 unsigned int xd_super_kill_owner(struct xd_super *sv, uint64_t owner);
+/* The live workers whose owner, masked with @mask, is @value. */
+unsigned int xd_super_count(const struct xd_super *sv, uint64_t mask,
+			    uint64_t value);
 void xd_super_reap(struct xd_super *sv);
 /* SIGTERM to all workers, SIGKILL after @grace_ms, then reaps them. */
 void xd_super_stop_all(struct xd_super *sv, int grace_ms);

@@ -48,12 +48,23 @@
 #define XD_DEFAULT_SESSIONS	64
 /* Arena offsets on the wire are 32-bit. */
 #define XD_MAX_ARENA_MB		4096
+/* Whose a worker is (xd_super_set_owner): its kind, then its id. */
+#define XD_OWNER_KIND		(3ull << 62)
+#define XD_OWNER_XEN		(2ull << 62)	/* | domid << 32 | devid */
+#define XD_OWNER_LOCAL		(1ull << 62)	/* | uid */
+#define XD_OWNER_DOMAIN_MASK	(~0ull << 32)
 
 struct xd_daemon {
 	const char *socket_path;
 	const char *user_name;
 	struct xd_local_limits lim;
 	unsigned int max_sessions;
+	/*
+	 * Pools (0 until set, then defaults): the local socket's sessions,
+	 * one user's of them, and one domain's Xen sessions.  The local
+	 * socket leaves an eighth of the sessions to Xen guests.
+	 */
+	unsigned int max_local, max_uid, max_domain;
 	int use_syslog;
 	int level;
 	int no_xen;
@@ -83,6 +94,23 @@ const char *__asan_default_options(void)
 	return "protect_shadow_gap=0";
 }
 
+/* The pools' defaults, and none above the whole. */
+static void xd_pools(struct xd_daemon *d)
+{
+	unsigned int *p[] = { &d->max_local, &d->max_uid, &d->max_domain };
+	unsigned int i;
+
+	if (!d->max_local)
+		d->max_local = d->max_sessions - d->max_sessions / 8;
+	if (!d->max_uid)
+		d->max_uid = d->max_local;
+	if (!d->max_domain)
+		d->max_domain = d->max_sessions / 2 ? d->max_sessions / 2 : 1;
+	for (i = 0; i < 3; i++)
+		if (*p[i] > d->max_sessions)
+			*p[i] = d->max_sessions;
+}
+
 static void xd_usage(FILE *f)
 {
 	fprintf(f,
@@ -97,6 +125,10 @@ static void xd_usage(FILE *f)
 "                       %d)\n"
 "  --max-ring-order N   largest ring, 2^N pages (default %d, at most %d)\n"
 "  --max-sessions N     sessions served at once (default %d)\n"
+"  --max-local-sessions N  of them, from the local socket (default: all\n"
+"                       but an eighth, which only Xen guests may take)\n"
+"  --max-uid-sessions N of those, from one user (default: all of them)\n"
+"  --max-domain-sessions N  of them, one domain's (default: half)\n"
 "  --xen-device PATH    the Xen backend's device (default " XD_XEN_DEVICE ")\n"
 "  --no-xen             serve the local socket only\n"
 "  --listen HOST:PORT   also serve relays on this TCP address ([V6]:PORT,\n"
@@ -145,13 +177,16 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_USER, O_ARENA, O_RING, O_SESSIONS,
 	       O_SYSLOG, O_XEN_DEVICE, O_NO_XEN, O_LISTEN, O_UPSTREAM,
-	       O_KEY };
+	       O_KEY, O_LOCAL, O_UID, O_DOMAIN };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "user", required_argument, NULL, O_USER },
 		{ "max-arena", required_argument, NULL, O_ARENA },
 		{ "max-ring-order", required_argument, NULL, O_RING },
 		{ "max-sessions", required_argument, NULL, O_SESSIONS },
+		{ "max-local-sessions", required_argument, NULL, O_LOCAL },
+		{ "max-uid-sessions", required_argument, NULL, O_UID },
+		{ "max-domain-sessions", required_argument, NULL, O_DOMAIN },
 		{ "syslog", no_argument, NULL, O_SYSLOG },
 		{ "xen-device", required_argument, NULL, O_XEN_DEVICE },
 		{ "no-xen", no_argument, NULL, O_NO_XEN },
@@ -206,6 +241,14 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 				goto bad;
 			d->max_sessions = (unsigned int)v;
 			break;
+		case O_LOCAL:
+		case O_UID:
+		case O_DOMAIN:
+			if (xd_parse_uint(optarg, 1, 65536, &v))
+				goto bad;
+			*(c == O_LOCAL ? &d->max_local : c == O_UID ?
+			  &d->max_uid : &d->max_domain) = (unsigned int)v;
+			break;
 		case O_SYSLOG:
 			d->use_syslog = 1;
 			break;
@@ -251,11 +294,15 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 		return -1;
 	}
 	d->level += verbose;
+	xd_pools(d);
 	return 0;
 bad:
 	fprintf(stderr, "xcudad: bad value '%s' for --%s\n", optarg,
 		c == O_ARENA ? "max-arena" :
-		c == O_RING ? "max-ring-order" : "max-sessions");
+		c == O_RING ? "max-ring-order" :
+		c == O_LOCAL ? "max-local-sessions" :
+		c == O_UID ? "max-uid-sessions" :
+		c == O_DOMAIN ? "max-domain-sessions" : "max-sessions");
 	return -1;
 }
 
@@ -453,30 +500,69 @@ static int xd_accept_one(int lfd)
 	return -1;
 }
 
+/*
+ * Whether the local socket may start one more session for @uid: it has a
+ * pool of its own, so that a flood of it leaves Xen guests their share,
+ * and each user a share of that.
+ */
+static int xd_local_room(struct xd_daemon *d, uid_t uid)
+{
+	unsigned int n;
+
+	if (xd_super_full(&d->super)) {
+		xd_log_ratelimited(XD_LOG_WARN, "%u sessions already: "
+				   "refusing a connection", d->super.live);
+		return 0;
+	}
+	n = xd_super_count(&d->super, XD_OWNER_KIND, XD_OWNER_LOCAL);
+	if (n >= d->max_local) {
+		xd_log_ratelimited(XD_LOG_WARN, "%u sessions from the local "
+				   "socket (--max-local-sessions), the rest "
+				   "kept for Xen guests: refusing a "
+				   "connection", n);
+		return 0;
+	}
+	n = xd_super_count(&d->super, ~0ull, XD_OWNER_LOCAL | uid);
+	if (n >= d->max_uid) {
+		xd_log_ratelimited(XD_LOG_WARN, "user %u has %u sessions "
+				   "(--max-uid-sessions): refusing a "
+				   "connection", (unsigned int)uid, n);
+		return 0;
+	}
+	return 1;
+}
+
 static void xd_accept_local(struct xd_daemon *d)
 {
 	struct xd_local_conn lc = { .d = d };
+	struct ucred cr;
+	socklen_t len;
 	uint32_t session;
+	pid_t pid;
 	int fd;
 
 	for (;;) {
 		fd = xd_accept_one(d->lfd);
 		if (fd < 0)
 			return;
-		if (xd_super_full(&d->super)) {
-			xd_log_ratelimited(XD_LOG_WARN, "%u sessions already: "
-					   "refusing a connection",
-					   d->super.live);
+		/* The kernel's word, taken at connect(): no lie possible. */
+		len = sizeof(cr);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len))
+			cr.uid = (uid_t)-1;
+		if (!xd_local_room(d, cr.uid)) {
 			xd_refuse(fd, -EBUSY);
 			continue;
 		}
 		session = xd_super_new_session(&d->super);
 		lc.fd = fd;
-		if (xd_super_spawn(&d->super, session, xd_local_body,
-				   &lc) < 0)
+		pid = xd_super_spawn(&d->super, session, xd_local_body, &lc);
+		if (pid < 0) {
 			xd_refuse(fd, -EAGAIN);
-		else
+		} else {
+			xd_super_set_owner(&d->super, pid,
+					   XD_OWNER_LOCAL | cr.uid);
 			close(fd);
+		}
 	}
 }
 
@@ -608,19 +694,29 @@ static void xd_xen_close_control(struct xd_daemon *d, const char *why)
 /* Whose workers: a guest's device, never 0. */
 static uint64_t xd_xen_owner(const struct xcuda_back_event *ev)
 {
-	return (uint64_t)ev->domid << 32 | ev->devid | 1ull << 63;
+	return XD_OWNER_XEN | (uint64_t)ev->domid << 32 | ev->devid;
 }
 
 static void xd_xen_session(struct xd_daemon *d,
 			   const struct xcuda_back_event *ev)
 {
 	struct xd_xen_conn xc = { .d = d, .ev = *ev };
+	unsigned int n;
 	pid_t pid;
 
 	if (xd_super_full(&d->super)) {
 		xd_log_ratelimited(XD_LOG_WARN, "%u sessions already: "
 				   "refusing one of domain %u",
 				   d->super.live, ev->domid);
+		xd_xen_refuse(d->xfd, ev->token, EBUSY);
+		return;
+	}
+	n = xd_super_count(&d->super, XD_OWNER_DOMAIN_MASK,
+			   XD_OWNER_XEN | (uint64_t)ev->domid << 32);
+	if (n >= d->max_domain) {
+		xd_log_ratelimited(XD_LOG_WARN, "domain %u has %u sessions "
+				   "(--max-domain-sessions): refusing one",
+				   ev->domid, n);
 		xd_xen_refuse(d->xfd, ev->token, EBUSY);
 		return;
 	}
@@ -830,9 +926,11 @@ int main(int argc, char **argv)
 		return 1;
 	xd_super_parent_fd(&d.super, d.lfd);
 	xd_super_parent_fd(&d.super, d.sfd);
-	xd_log(XD_LOG_INFO, "listening on %s: at most %u sessions, arena "
-	       "%llu MiB, ring order %u, workers run as %s", d.socket_path,
-	       d.max_sessions, (unsigned long long)(d.lim.max_arena >> 20),
+	xd_log(XD_LOG_INFO, "listening on %s: at most %u sessions (%u from "
+	       "this socket, %u a user, %u a domain), arena %llu MiB, ring "
+	       "order %u, workers run as %s", d.socket_path, d.max_sessions,
+	       d.max_local, d.max_uid, d.max_domain,
+	       (unsigned long long)(d.lim.max_arena >> 20),
 	       d.lim.max_ring_order, d.user.name);
 
 	xd_xen_start(&d);

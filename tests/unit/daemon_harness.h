@@ -100,13 +100,26 @@ static inline void dump_log(void)
 	free(log);
 }
 
-static inline int start_daemon(const char *max_sessions)
+/* xcudad with --max-sessions @max_sessions and up to 8 more @extra. */
+static inline int start_daemon_with(const char *max_sessions,
+				    const char *const *extra)
 {
 	long end = now_ms() + TIMEOUT_MS;
 	int fd, before = count_log("listening on");
+	const char *argv[16];
 	struct stat st;
+	unsigned int n = 0;
 	pid_t pid;
 
+	argv[n++] = xcudad;
+	argv[n++] = "--socket";
+	argv[n++] = sock;
+	argv[n++] = "--max-sessions";
+	argv[n++] = max_sessions;
+	argv[n++] = "-v";
+	while (extra && *extra && n < 15)
+		argv[n++] = *extra++;
+	argv[n] = NULL;
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -116,8 +129,7 @@ static inline int start_daemon(const char *max_sessions)
 			dup2(fd, 2);
 			dup2(fd, 1);
 		}
-		execl(xcudad, xcudad, "--socket", sock, "--max-sessions",
-		      max_sessions, "-v", (char *)NULL);
+		execv(xcudad, (char *const *)argv);
 		perror("exec xcudad");
 		_exit(127);
 	}
@@ -135,6 +147,11 @@ static inline int start_daemon(const char *max_sessions)
 		nap_ms(20);
 	}
 	return -1;
+}
+
+static inline int start_daemon(const char *max_sessions)
+{
+	return start_daemon_with(max_sessions, NULL);
 }
 
 /* Signals the daemon and waits for it; returns its wait status or -1. */

@@ -517,6 +517,63 @@ stop_b:
 		m[2].ops->close(&m[2]);
 	}
 
+	/*
+	 * Pools: the local socket may not take the sessions kept for Xen
+	 * guests, nor one user more than its share.
+	 */
+	status = stop_daemon(SIGTERM, TIMEOUT_MS);
+	{
+		static const char *const pools[] = {
+			"--max-local-sessions", "3", "--max-uid-sessions", "2",
+			NULL
+		};
+
+		CHECK_MSG(!start_daemon_with("8", pools), "daemon restarts "
+			  "with pools", "see the log");
+	}
+	if (daemon_pid < 0)
+		goto out;
+	CHECK(wait_log("(3 from this socket, 2 a user, 4 a domain)", 2000),
+	      "the log says the pools");
+	for (i = 0; i < 3; i++) {
+		err = sess_open(&m[i]);
+		if (!err)
+			err = do_open(&m[i], &r);
+		if (err)
+			break;
+	}
+	CHECK_MSG(i == 2 && err < 0 &&
+		  wait_log("has 2 sessions (--max-uid-sessions): refusing",
+			   2000),
+		  "one user's third session is refused", "session %d: %d", i,
+		  err);
+	for (took = i, i = 0; i < (int)took; i++)
+		m[i].ops->close(&m[i]);
+	status = stop_daemon(SIGTERM, TIMEOUT_MS);
+	{
+		static const char *const pools[] = {
+			"--max-local-sessions", "2", NULL
+		};
+
+		CHECK_MSG(!start_daemon_with("8", pools), "daemon restarts "
+			  "with a local pool of 2", "see the log");
+	}
+	if (daemon_pid < 0)
+		goto out;
+	for (i = 0; i < 3; i++) {
+		err = sess_open(&m[i]);
+		if (!err)
+			err = do_open(&m[i], &r);
+		if (err)
+			break;
+	}
+	CHECK_MSG(i == 2 && err < 0 &&
+		  wait_log("kept for Xen guests: refusing", 2000),
+		  "the local socket's third session is refused: the other six "
+		  "are kept for Xen guests", "session %d: %d", i, err);
+	for (took = i, i = 0; i < (int)took; i++)
+		m[i].ops->close(&m[i]);
+
 	/* SIGKILL leaves a stale socket; the next start clears it. */
 	status = stop_daemon(SIGKILL, TIMEOUT_MS);
 	CHECK_MSG(status >= 0 && WIFSIGNALED(status), "daemon killed with -9",

@@ -53,6 +53,15 @@ void xd_super_parent_fd(struct xd_super *sv, int fd)
 		sv->parent_fds[sv->nfds++] = fd;
 }
 
+void xd_super_forget_fd(struct xd_super *sv, int fd)
+{
+	unsigned int i;
+
+	for (i = 0; i < sv->nfds; i++)
+		if (sv->parent_fds[i] == fd)
+			sv->parent_fds[i--] = sv->parent_fds[--sv->nfds];
+}
+
 static int xd_session_live(const struct xd_super *sv, uint32_t id)
 {
 	unsigned int i;

@@ -38,6 +38,11 @@ int xd_super_init(struct xd_super *sv, unsigned int max_sessions);
 void xd_super_fini(struct xd_super *sv);
 /* Registers a parent-only descriptor that workers must not inherit. */
 void xd_super_parent_fd(struct xd_super *sv, int fd);
+/*
+ * @fd is about to be closed: workers must not close it any more, since
+ * its number may be given again, to a descriptor a worker needs.
+ */
+void xd_super_forget_fd(struct xd_super *sv, int fd);
 
 static inline int xd_super_full(const struct xd_super *sv)
 {

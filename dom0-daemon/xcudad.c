@@ -687,6 +687,7 @@ static int xd_upstream_start(struct xd_daemon *d)
 static void xd_xen_close_control(struct xd_daemon *d, const char *why)
 {
 	xd_log(XD_LOG_WARN, "stopped serving Xen guests: %s", why);
+	xd_super_forget_fd(&d->super, d->xfd);
 	close(d->xfd);
 	d->xfd = -1;
 }

@@ -9,6 +9,7 @@
  * an error, not a hang.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/fdpass.h"
@@ -369,6 +371,44 @@ static void test_kill_owner(void)
 	xd_super_fini(&sv);
 }
 
+/* The worker's view: whether descriptor (long)@arg is open. */
+static int body_fd_open(void *arg, uint32_t session)
+{
+	(void)session;
+	return fcntl((int)(long)arg, F_GETFD) < 0;
+}
+
+/*
+ * A parent's descriptor that was closed and forgotten: its number, given
+ * again, is not closed in the next worker.
+ */
+static void test_forget_fd(void)
+{
+	struct xd_super sv;
+	int fd, again, status = -1, i;
+	pid_t pid;
+
+	REQUIRE_MSG(!xd_super_init(&sv, 1), "supervisor", "no memory");
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	REQUIRE_MSG(fd >= 0, "open", "%s", strerror(errno));
+	xd_super_parent_fd(&sv, fd);
+	xd_super_forget_fd(&sv, fd);
+	close(fd);
+	again = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	pid = xd_super_spawn(&sv, 0x200, body_fd_open, (void *)(long)again);
+	for (i = 0; pid > 0 && i < 500; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		usleep(10000);
+	}
+	CHECK_MSG(again == fd && pid > 0 && WIFEXITED(status) &&
+		  !WEXITSTATUS(status), "a forgotten descriptor's number, "
+		  "given again, stays open in a worker",
+		  "fd %d again %d status %#x", fd, again, status);
+	close(again);
+	xd_super_fini(&sv);
+}
+
 int main(void)
 {
 	test_put_get();
@@ -376,5 +416,6 @@ int main(void)
 	test_malformed();
 	test_worker_channel();
 	test_kill_owner();
+	test_forget_fd();
 	return check_summary();
 }

@@ -15,7 +15,12 @@ int xd_shm_map_at(int memfd, off_t off, size_t size, uint64_t addr,
 {
 	void *want = (void *)(uintptr_t)addr, *p;
 
-	if (memfd < 0 || !addr || addr % XCUDA_PAGE_SIZE || !size)
+	/*
+	 * Not where the worker's own image, heap or a stray small pointer
+	 * would meet guest bytes: the guest's mappings are far above.
+	 */
+	if (memfd < 0 || addr < XD_SHM_LOWEST || addr % XCUDA_PAGE_SIZE ||
+	    !size)
 		return -EINVAL;
 	p = mmap(want, size, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_FIXED_NOREPLACE, memfd, off);

@@ -9,10 +9,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The lowest address a guest may ask us to map its memory at: 4 GiB. */
+#define XD_SHM_LOWEST	(1ull << 32)
+
 /*
  * Maps @size bytes of @memfd from @off at exactly @addr, only if nothing
  * is mapped anywhere in that range (MAP_FIXED_NOREPLACE): the address
- * comes from the guest, so it must never replace anything of ours.
+ * comes from the guest, so it must never replace anything of ours, and
+ * it must be page aligned and at least XD_SHM_LOWEST (-EINVAL).
  * Returns 0 with the mapping in *out, or a negative errno.
  */
 int xd_shm_map_at(int memfd, off_t off, size_t size, uint64_t addr,

@@ -38,6 +38,24 @@ static int do_open(struct xc_transport *t, struct xcuda_open_res *r)
 	return rsp.status;
 }
 
+/* OPEN asking for the arena at @addr: the features granted, or -1. */
+static long open_at(struct xc_transport *t, uint64_t addr)
+{
+	struct xcuda_open_args a = { XCUDA_PROTO_VERSION, XCUDA_FEATURES_ALL,
+				     0, 0 };
+	struct xcuda_open_res r;
+	struct xcuda_request req;
+	struct xcuda_response rsp;
+
+	a.arena_size = t->arena_size;
+	a.arena_addr = addr;
+	req_init(t, &req, XCUDA_OP_OPEN, &a, sizeof(a));
+	if (rpc(t, &req, &rsp) || rsp.status)
+		return -1;
+	memcpy(&r, rsp.out, sizeof(r));
+	return r.features;
+}
+
 static void check_echo(struct xc_transport *t, const char *name)
 {
 	char why[200] = "";
@@ -429,6 +447,36 @@ int main(void)
 	CHECK_MSG(!echo_check(&b, ARENA - 4096, 4096, 3, 1, 0x3c, why,
 			      sizeof(why)),
 		  "ECHO at the arena's end", "%s", why);
+
+	/*
+	 * The arena at a guest-chosen address: never low in the worker
+	 * (its image, its heap, a stray small pointer), however aligned.
+	 */
+	{
+		static const uint64_t low[] = { 0x10000, 0x400000,
+						0xfffff000 };
+		struct xc_transport v;
+		unsigned int k;
+		long f;
+
+		for (k = 0; k < 3; k++) {
+			f = sess_open(&v) ? -2 : open_at(&v, low[k]);
+			CHECK_MSG(f >= 0 && !(f & XCUDA_FEAT_SAME_VA),
+				  "OPEN asking for the arena at a low address: "
+				  "no SAME_VA", "address %#llx: features %ld",
+				  (unsigned long long)low[k], f);
+			if (f > -2) {
+				check_echo(&v, "and the session works");
+				v.ops->close(&v);
+			}
+		}
+		f = sess_open(&v) ? -2 : open_at(&v, (uintptr_t)v.arena);
+		CHECK_MSG(f >= 0 && (f & XCUDA_FEAT_SAME_VA),
+			  "OPEN asking for the arena at the guest's own "
+			  "address: SAME_VA", "features %ld", f);
+		if (f > -2)
+			v.ops->close(&v);
+	}
 
 	test_malformed(&a);
 	test_malformed_batch(&a);

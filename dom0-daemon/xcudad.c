@@ -712,6 +712,17 @@ static void xd_xen_session(struct xd_daemon *d,
 		xd_xen_refuse(d->xfd, ev->token, EBUSY);
 		return;
 	}
+	/* The backend's limit is the device's; ours holds as well. */
+	if (ev->arena_size > d->lim.max_arena) {
+		xd_log_ratelimited(XD_LOG_WARN, "domain %u asks for an arena "
+				   "of %llu MiB, more than --max-arena %llu: "
+				   "refusing the session", ev->domid,
+				   (unsigned long long)(ev->arena_size >> 20),
+				   (unsigned long long)(d->lim.max_arena >>
+							20));
+		xd_xen_refuse(d->xfd, ev->token, ENOSPC);
+		return;
+	}
 	n = xd_super_count(&d->super, XD_OWNER_DOMAIN_MASK,
 			   XD_OWNER_XEN | (uint64_t)ev->domid << 32);
 	if (n >= d->max_domain) {

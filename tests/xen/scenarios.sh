@@ -237,6 +237,19 @@ sc_kill_daemon() {
 	grep -q '^hold: session lost: ' "$W/domu.out" || { fail "no 'hold: session lost:' message"; return; }
 	! xcuda_back_users | grep -qvx "$XPID" || { fail "processes still hold /dev/xcuda-back: $(xcuda_back_users)"; return; }
 	session_works "after the restart" || return
+
+	# --max-arena holds for Xen sessions too, not only the backend's limit
+	say "xcudad restart with --max-arena 16 (the DomU asks for 64 MiB)"
+	xcudad_stop
+	xcudad_start --max-arena 16 || { fail "xcudad did not restart with --max-arena 16"; return; }
+	domu 60 "$XCUDACTL echo 1"
+	sed 's/^/RIG:   /' "$W/domu.out" "$W/domu.err"
+	kd_ma=$(grep -c 'more than --max-arena 16: refusing the session' "$XCUDAD_LOG")
+	xcudad_stop
+	xcudad_start || { fail "xcudad did not restart"; return; }
+	[ "$DU_RC" != 0 ] || { fail "a 64 MiB arena was served past --max-arena 16"; return; }
+	[ "$kd_ma" -ge 1 ] || { fail "xcudad did not say why it refused the session"; return; }
+	session_works "after the restart without --max-arena" || return
 }
 
 # ------------------------------------------------------------------ 7

@@ -239,15 +239,15 @@ sc_kill_daemon() {
 	session_works "after the restart" || return
 
 	# --max-arena holds for Xen sessions too, not only the backend's limit
-	say "xcudad restart with --max-arena 16 (the DomU asks for 64 MiB)"
+	say "xcudad restart with --max-arena 16 (echo 32M asks for 33 MiB)"
 	xcudad_stop
 	xcudad_start --max-arena 16 || { fail "xcudad did not restart with --max-arena 16"; return; }
-	domu 60 "$XCUDACTL echo 1"
+	domu 60 "$XCUDACTL echo 32M"
 	sed 's/^/RIG:   /' "$W/domu.out" "$W/domu.err"
 	kd_ma=$(grep -c 'more than --max-arena 16: refusing the session' "$XCUDAD_LOG")
 	xcudad_stop
 	xcudad_start || { fail "xcudad did not restart"; return; }
-	[ "$DU_RC" != 0 ] || { fail "a 64 MiB arena was served past --max-arena 16"; return; }
+	[ "$DU_RC" != 0 ] || { fail "a 33 MiB arena was served past --max-arena 16"; return; }
 	[ "$kd_ma" -ge 1 ] || { fail "xcudad did not say why it refused the session"; return; }
 	session_works "after the restart without --max-arena" || return
 }

@@ -40,12 +40,15 @@
 #include "transport_local.h"
 #include "transport_tcp.h"
 #include "transport_xen.h"
+#include "common/ring_wait.h"
+#include "rate.h"
 #include "up_link.h"
 #include "worker.h"
 
 #define XD_DEFAULT_USER		"xcuda"
 #define XD_DEFAULT_ARENA_MB	4096
 #define XD_DEFAULT_SESSIONS	64
+#define XD_DEFAULT_RATE		100	/* sessions a second, a guest */
 /* Arena offsets on the wire are 32-bit. */
 #define XD_MAX_ARENA_MB		4096
 /* Whose a worker is (xd_super_set_owner): its kind, then its id. */
@@ -65,6 +68,9 @@ struct xd_daemon {
 	 * socket leaves an eighth of the sessions to Xen guests.
 	 */
 	unsigned int max_local, max_uid, max_domain;
+	/* How fast a domain, or a local user, may start sessions. */
+	struct xd_rate rate;
+	unsigned int rate_per_s;
 	int use_syslog;
 	int level;
 	int no_xen;
@@ -106,6 +112,7 @@ static void xd_pools(struct xd_daemon *d)
 		d->max_uid = d->max_local;
 	if (!d->max_domain)
 		d->max_domain = d->max_sessions / 2 ? d->max_sessions / 2 : 1;
+	xd_rate_init(&d->rate, d->rate_per_s, 2 * d->rate_per_s);
 	for (i = 0; i < 3; i++)
 		if (*p[i] > d->max_sessions)
 			*p[i] = d->max_sessions;
@@ -129,6 +136,9 @@ static void xd_usage(FILE *f)
 "                       but an eighth, which only Xen guests may take)\n"
 "  --max-uid-sessions N of those, from one user (default: all of them)\n"
 "  --max-domain-sessions N  of them, one domain's (default: half)\n"
+"  --max-session-rate N sessions a domain, or a local user, may start a\n"
+"                       second, after a burst of twice that (default %d;\n"
+"                       0: no limit)\n"
 "  --xen-device PATH    the Xen backend's device (default " XD_XEN_DEVICE ")\n"
 "  --no-xen             serve the local socket only\n"
 "  --listen HOST:PORT   also serve relays on this TCP address ([V6]:PORT,\n"
@@ -152,7 +162,8 @@ static void xd_usage(FILE *f)
 "lost (default %d, 0: forever; a busy server says it is alive a third as\n"
 "often, at least every %d s).\n",
 		XD_DEFAULT_ARENA_MB, XD_MAX_ARENA_MB, XCUDA_MAX_RING_ORDER,
-		XCUDA_MAX_RING_ORDER, XD_DEFAULT_SESSIONS, XCUDA_UP_KEY_MIN,
+		XCUDA_MAX_RING_ORDER, XD_DEFAULT_SESSIONS, XD_DEFAULT_RATE,
+		XCUDA_UP_KEY_MIN,
 		XCUDA_UP_KEY_MAX, XD_RELAY_TIMEOUT_S,
 		XD_UP_HEARTBEAT_MS / 1000);
 }
@@ -177,7 +188,7 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_USER, O_ARENA, O_RING, O_SESSIONS,
 	       O_SYSLOG, O_XEN_DEVICE, O_NO_XEN, O_LISTEN, O_UPSTREAM,
-	       O_KEY, O_LOCAL, O_UID, O_DOMAIN };
+	       O_KEY, O_LOCAL, O_UID, O_DOMAIN, O_RATE };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "user", required_argument, NULL, O_USER },
@@ -187,6 +198,7 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 		{ "max-local-sessions", required_argument, NULL, O_LOCAL },
 		{ "max-uid-sessions", required_argument, NULL, O_UID },
 		{ "max-domain-sessions", required_argument, NULL, O_DOMAIN },
+		{ "max-session-rate", required_argument, NULL, O_RATE },
 		{ "syslog", no_argument, NULL, O_SYSLOG },
 		{ "xen-device", required_argument, NULL, O_XEN_DEVICE },
 		{ "no-xen", no_argument, NULL, O_NO_XEN },
@@ -208,6 +220,7 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 	d->lim.max_arena = (uint64_t)XD_DEFAULT_ARENA_MB << 20;
 	d->lim.max_ring_order = XCUDA_MAX_RING_ORDER;
 	d->max_sessions = XD_DEFAULT_SESSIONS;
+	d->rate_per_s = XD_DEFAULT_RATE;
 	d->level = XD_LOG_INFO;
 	env = getenv("XCUDAD_LOG");
 	if (env && *env) {
@@ -248,6 +261,11 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 				goto bad;
 			*(c == O_LOCAL ? &d->max_local : c == O_UID ?
 			  &d->max_uid : &d->max_domain) = (unsigned int)v;
+			break;
+		case O_RATE:
+			if (xd_parse_uint(optarg, 0, 1000000, &v))
+				goto bad;
+			d->rate_per_s = (unsigned int)v;
 			break;
 		case O_SYSLOG:
 			d->use_syslog = 1;
@@ -302,7 +320,8 @@ bad:
 		c == O_RING ? "max-ring-order" :
 		c == O_LOCAL ? "max-local-sessions" :
 		c == O_UID ? "max-uid-sessions" :
-		c == O_DOMAIN ? "max-domain-sessions" : "max-sessions");
+		c == O_DOMAIN ? "max-domain-sessions" :
+		c == O_RATE ? "max-session-rate" : "max-sessions");
 	return -1;
 }
 
@@ -529,6 +548,13 @@ static int xd_local_room(struct xd_daemon *d, uid_t uid)
 				   "connection", (unsigned int)uid, n);
 		return 0;
 	}
+	if (!xd_rate_take(&d->rate, XD_OWNER_LOCAL | uid, xr_now_ns())) {
+		xd_log_ratelimited(XD_LOG_WARN, "user %u starts sessions "
+				   "faster than --max-session-rate %u a "
+				   "second: refusing a connection",
+				   (unsigned int)uid, d->rate_per_s);
+		return 0;
+	}
 	return 1;
 }
 
@@ -710,6 +736,15 @@ static void xd_xen_session(struct xd_daemon *d,
 				   "refusing one of domain %u",
 				   d->super.live, ev->domid);
 		xd_xen_refuse(d->xfd, ev->token, EBUSY);
+		return;
+	}
+	if (!xd_rate_take(&d->rate, XD_OWNER_XEN | (uint64_t)ev->domid << 32,
+			  xr_now_ns())) {
+		xd_log_ratelimited(XD_LOG_WARN, "domain %u starts sessions "
+				   "faster than --max-session-rate %u a "
+				   "second: refusing one", ev->domid,
+				   d->rate_per_s);
+		xd_xen_refuse(d->xfd, ev->token, EAGAIN);
 		return;
 	}
 	/* The backend's limit is the device's; ours holds as well. */

@@ -622,6 +622,34 @@ stop_b:
 	for (took = i, i = 0; i < (int)took; i++)
 		m[i].ops->close(&m[i]);
 
+	/* A user that churns sessions faster than the rate is turned away. */
+	status = stop_daemon(SIGTERM, TIMEOUT_MS);
+	{
+		static const char *const rate[] = {
+			"--max-session-rate", "1", NULL
+		};
+
+		CHECK_MSG(!start_daemon_with("8", rate), "daemon restarts "
+			  "with a session rate of 1 a second", "see the log");
+	}
+	if (daemon_pid < 0)
+		goto out;
+	for (i = 0; i < 4; i++) {
+		err = sess_open(&m[0]);
+		if (err)
+			break;
+		m[0].ops->close(&m[0]);
+	}
+	CHECK_MSG(i >= 2 && i < 4 && err < 0 &&
+		  wait_log("faster than --max-session-rate 1 a second", 2000),
+		  "sessions opened and closed at once: the burst of 2 passes, "
+		  "then they are refused", "session %d: %d", i, err);
+	nap_ms(1100);
+	err = sess_open(&m[0]);
+	CHECK_EQ(err, 0, "a second later, one more opens");
+	if (!err)
+		m[0].ops->close(&m[0]);
+
 	/* SIGKILL leaves a stale socket; the next start clears it. */
 	status = stop_daemon(SIGKILL, TIMEOUT_MS);
 	CHECK_MSG(status >= 0 && WIFSIGNALED(status), "daemon killed with -9",

@@ -23,6 +23,7 @@
 #include "common/fdpass.h"
 #include "dom0-daemon/fd_broker.h"
 #include "dom0-daemon/ipc_table.h"
+#include "dom0-daemon/rate.h"
 #include "dom0-daemon/supervise.h"
 #include "check.h"
 
@@ -409,6 +410,35 @@ static void test_forget_fd(void)
 	xd_super_fini(&sv);
 }
 
+/* Session start rates: a burst, then so many a second, per key. */
+static void test_rate(void)
+{
+	const uint64_t s = 1000000000ull;
+	struct xd_rate r;
+	unsigned int i, got;
+
+	xd_rate_init(&r, 2, 4);
+	for (i = got = 0; i < 6; i++)
+		got += xd_rate_take(&r, 7, 100 * s);
+	CHECK_EQ(got, 4, "rate: a burst of 4 at once, then no more");
+	CHECK(xd_rate_take(&r, 8, 100 * s), "rate: another key has its own");
+	CHECK(!xd_rate_take(&r, 7, 100 * s + s / 4) &&
+	      xd_rate_take(&r, 7, 100 * s + s / 2) &&
+	      !xd_rate_take(&r, 7, 100 * s + s / 2),
+	      "rate: then one every half second at 2 a second");
+	for (i = got = 0; i < 6; i++)
+		got += xd_rate_take(&r, 7, 1000000 * s);
+	CHECK_EQ(got, 4, "rate: a long idle refills the burst, never more");
+	for (i = 0; i < 2 * XD_RATE_KEYS; i++)
+		xd_rate_take(&r, 1000 + i, 2000000 * s + i);
+	CHECK(xd_rate_take(&r, 9, 3000000 * s),
+	      "rate: keys beyond the table take the idlest place, full");
+	xd_rate_init(&r, 0, 0);
+	for (i = got = 0; i < 100; i++)
+		got += xd_rate_take(&r, 7, s);
+	CHECK_EQ(got, 100, "rate: 0 is no limit");
+}
+
 int main(void)
 {
 	test_put_get();
@@ -417,5 +447,6 @@ int main(void)
 	test_worker_channel();
 	test_kill_owner();
 	test_forget_fd();
+	test_rate();
 	return check_summary();
 }

@@ -862,6 +862,11 @@ int main(int argc, char **argv)
 	       "%llu MiB, ring order %u, workers run as %s", d.socket_path,
 	       d.max_sessions, (unsigned long long)(d.lim.max_arena >> 20),
 	       d.lim.max_ring_order, d.user.name);
+	xd_log(XD_LOG_INFO, "GPU memory per domain: %lld MiB, per uid on "
+	       "the local socket: %lld MiB (-1: no quota)",
+	       d.gpumem == XD_GPUMEM_NONE ? -1LL : (long long)(d.gpumem >> 20),
+	       d.local_gpumem == XD_GPUMEM_NONE ? -1LL :
+	       (long long)(d.local_gpumem >> 20));
 
 	xd_xen_start(&d);
 

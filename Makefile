@@ -384,8 +384,9 @@ $(XCUDAD): $(B)/dom0-daemon/xcudad.o $(B)/libxcdaemon.a
 	@mkdir -p $(dir $@)
 	$(CC) -pthread -o $@ $^ $(LDFLAGS) $(CUDART) $(CRYPTO)
 
-# The admin's ping and echo: the guest library's internals, no CUDA.
-$(XCUDACTL): $(B)/tools/xcudactl.o $(B)/libxcguest.a
+# The admin's ping and echo: the guest library's internals, no CUDA;
+# status reads the daemon's GPU memory table (gpumem.c alone).
+$(XCUDACTL): $(B)/tools/xcudactl.o $(B)/dom0-daemon/gpumem.o $(B)/libxcguest.a
 	@mkdir -p $(dir $@)
 	$(CC) -pthread -o $@ $^ $(LDFLAGS) -lrt -ldl
 

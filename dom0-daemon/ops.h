@@ -230,6 +230,18 @@ struct xcuda_launch_args;
 int xd_launch_fixed(struct xd_session *s, const struct xcuda_launch_args *a,
 		    struct xd_call *call, cudaKernel_t *k, cudaStream_t *st);
 
+/*
+ * The GPU memory quota (ops_gpumem.c): before a validated request reaches
+ * CUDA, 0 or cudaErrorMemoryAllocation (over the domain's quota), with
+ * the bytes charged in *@charged; after its handler ran with status
+ * @err and result @res, what it allocated is remembered or the charge
+ * given back, and what it freed is given back.
+ */
+int xd_gpumem_before(struct xd_session *s, const struct xcuda_request *req,
+		     uint64_t *charged);
+void xd_gpumem_after(struct xd_session *s, const struct xcuda_request *req,
+		     uint64_t charged, int err, const void *res);
+
 /* A device reset destroyed the device's streams and events. */
 void xd_streams_forget_device(struct xd_session *s, int device);
 /*

@@ -12,6 +12,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpumem.h"
 #include "log.h"
 #include "graph_remote.h"
 #include "ops.h"
@@ -178,6 +179,7 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
 	const struct xcuda_req_hdr *h = &req->hdr;
 	const struct xcuda_call_info *d;
 	struct xd_call call;
+	uint64_t charged = 0;
 	int err;
 
 	memset(rsp, 0, sizeof(*rsp));
@@ -196,9 +198,16 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
 	/* Handlers see zeros past the bytes the guest declared. */
 	memset(req->args + h->len, 0, sizeof(req->args) - h->len);
 
+	/* The GPU memory quota, before anything reaches CUDA. */
+	err = xd_gpumem_before(s, req, &charged);
+	if (err) {
+		xd_answer(req, rsp, err, d->res_size);
+		return 0;
+	}
 	if ((d->flags & XCUDA_CF_CUDA) && h->device != s->device) {
 		err = cudaSetDevice(h->device);
 		if (err) {
+			xd_gpumem_after(s, req, charged, err, rsp->out);
 			xd_answer(req, rsp, err, d->res_size);
 			return 0;
 		}
@@ -217,6 +226,7 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
 		err = xd_handlers[h->op](s, &call);
 	if (s->chan->flags & XD_CHAN_REMOTE)
 		xd_rgraph_after(s, req, err, rsp->out);
+	xd_gpumem_after(s, req, charged, err, rsp->out);
 	if (err)
 		xd_log(XD_LOG_DEBUG, "id %llu %s: error %d",
 		       (unsigned long long)h->id, d->name, err);
@@ -278,4 +288,15 @@ int xd_worker_run(struct xd_chan *c)
 	c->ops->close(c);
 	xd_log(XD_LOG_DEBUG, "session ended");
 	return 0;
+}
+
+int xd_worker_gpumem(struct xd_chan *c, uint64_t quota)
+{
+	int err = xd_gpumem_bind(c->session, c->domain, quota);
+
+	/* A table with no free slot would be a bug: count nothing, say so. */
+	if (err && err != -ENODEV)
+		xd_log(XD_LOG_WARN, "GPU memory not counted: %s",
+		       strerror(-err));
+	return xd_worker_run(c);
 }

@@ -83,6 +83,11 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
  * breaks the ring; closes @c.  Returns the worker's exit status.
  */
 int xd_worker_run(struct xd_chan *c);
+/*
+ * The same, counting the session's GPU memory against its domain's
+ * @quota bytes (XD_GPUMEM_NONE: none) in the daemon's table (gpumem.h).
+ */
+int xd_worker_gpumem(struct xd_chan *c, uint64_t quota);
 
 /* Logs what @c's transport counted for the session, where it counts. */
 void xd_log_counters(struct xd_chan *c);

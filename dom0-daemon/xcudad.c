@@ -32,6 +32,7 @@
 
 #include "xcuda/local.h"
 #include "fd_broker.h"
+#include "gpumem.h"
 #include "ipc_table.h"
 #include "log.h"
 #include "privdrop.h"
@@ -88,6 +89,10 @@ struct xd_daemon {
 	struct xd_up_key key;
 	uint8_t origin[XCUDA_UP_ORIGIN];	/* drawn once, with the key */
 	int tfd;		/* the TCP listening socket, or -1 */
+	/* GPU memory quotas (gpumem.h): XD_GPUMEM_NONE for none. */
+	uint64_t gpumem;	/* --gpumem: devices that set none, relays */
+	uint64_t local_gpumem;	/* --local-gpumem: the local socket's */
+	char *gpumem_path;	/* the table's file */
 };
 
 /*
@@ -139,6 +144,11 @@ static void xd_usage(FILE *f)
 "  --max-session-rate N sessions a domain, or a local user, may start a\n"
 "                       second, after a burst of twice that (default %d;\n"
 "                       0: no limit)\n"
+"  --gpumem SIZE        GPU memory one domain's sessions may hold together,\n"
+"                       for Xen devices without gpumem= and for relays\n"
+"                       (K, M, G, T suffixes; default none)\n"
+"  --local-gpumem SIZE  the same for each uid on the local socket\n"
+"                       (default: --gpumem's)\n"
 "  --xen-device PATH    the Xen backend's device (default " XD_XEN_DEVICE ")\n"
 "  --no-xen             serve the local socket only\n"
 "  --listen HOST:PORT   also serve relays on this TCP address ([V6]:PORT,\n"
@@ -188,7 +198,8 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 {
 	enum { O_SOCKET = 256, O_USER, O_ARENA, O_RING, O_SESSIONS,
 	       O_SYSLOG, O_XEN_DEVICE, O_NO_XEN, O_LISTEN, O_UPSTREAM,
-	       O_KEY, O_LOCAL, O_UID, O_DOMAIN, O_RATE };
+	       O_KEY, O_LOCAL, O_UID, O_DOMAIN, O_RATE, O_GPUMEM,
+	       O_LOCAL_GPUMEM };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "user", required_argument, NULL, O_USER },
@@ -205,13 +216,16 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "upstream", required_argument, NULL, O_UPSTREAM },
 		{ "key", required_argument, NULL, O_KEY },
+		{ "gpumem", required_argument, NULL, O_GPUMEM },
+		{ "local-gpumem", required_argument, NULL, O_LOCAL_GPUMEM },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long long v;
 	const char *env;
-	int c, verbose = 0;
+	int c, verbose = 0, local_set = 0;
+	uint64_t q;
 
 	d->socket_path = getenv(XCUDA_LOCAL_SOCKET_ENV);
 	if (!d->socket_path || !*d->socket_path)
@@ -221,6 +235,8 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 	d->lim.max_ring_order = XCUDA_MAX_RING_ORDER;
 	d->max_sessions = XD_DEFAULT_SESSIONS;
 	d->rate_per_s = XD_DEFAULT_RATE;
+	d->gpumem = XD_GPUMEM_NONE;
+	d->local_gpumem = XD_GPUMEM_NONE;
 	d->level = XD_LOG_INFO;
 	env = getenv("XCUDAD_LOG");
 	if (env && *env) {
@@ -285,6 +301,23 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 		case O_KEY:
 			d->key_path = optarg;
 			break;
+		case O_GPUMEM:
+		case O_LOCAL_GPUMEM:
+			if (xd_gpumem_parse(optarg, &q)) {
+				fprintf(stderr, "xcudad: bad value '%s' for "
+					"--%s: a size in bytes, with K, M, G "
+					"or T, or none\n", optarg,
+					c == O_GPUMEM ? "gpumem" :
+					"local-gpumem");
+				return -1;
+			}
+			if (c == O_GPUMEM) {
+				d->gpumem = q;
+			} else {
+				d->local_gpumem = q;
+				local_set = 1;
+			}
+			break;
 		case 'v':
 			verbose++;
 			break;
@@ -311,6 +344,8 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 			d->listen_addr ? "listen" : "upstream");
 		return -1;
 	}
+	if (!local_set)
+		d->local_gpumem = d->gpumem;
 	d->level += verbose;
 	xd_pools(d);
 	return 0;
@@ -459,13 +494,13 @@ struct xd_local_conn {
  * the daemon's.
  */
 static int xd_serve(struct xd_daemon *d, struct xd_chan *c,
-		    const char *dev_up)
+		    const char *dev_up, uint64_t gpumem)
 {
 	const char *addr = dev_up && *dev_up ? dev_up : d->upstream_addr;
 	struct xd_upstream up = { addr, &d->key, d->origin };
 
 	if (!addr)
-		return xd_worker_run(c);
+		return xd_worker_gpumem(c, gpumem);
 	if (!d->key_path) {
 		xd_log(XD_LOG_ERROR, "the device's upstream %s needs xcudad "
 		       "--key: ending the session", addr);
@@ -492,7 +527,7 @@ static int xd_local_body(void *arg, uint32_t session)
 		xd_log(XD_LOG_WARN, "handshake failed: %s", strerror(-ret));
 		return 2;
 	}
-	return xd_serve(lc->d, &c, NULL);
+	return xd_serve(lc->d, &c, NULL, lc->d->local_gpumem);
 }
 
 /*
@@ -617,7 +652,8 @@ static int xd_xen_body(void *arg, uint32_t session)
 	}
 	/* Checked by xcuda-back; terminated here all the same. */
 	xc->ev.upstream[sizeof(xc->ev.upstream) - 1] = 0;
-	return xd_serve(xc->d, &c, xc->ev.upstream);
+	return xd_serve(xc->d, &c, xc->ev.upstream,
+			xc->ev.gpumem ? xc->ev.gpumem : xc->d->gpumem);
 }
 
 struct xd_tcp_conn {
@@ -637,7 +673,7 @@ static int xd_tcp_body(void *arg, uint32_t session)
 		return 1;
 	if (xd_tcp_accept(tc->fd, &c, &conf, session))
 		return 2;
-	return xd_worker_run(&c);
+	return xd_worker_gpumem(&c, tc->d->gpumem);
 }
 
 static void xd_accept_tcp(struct xd_daemon *d)
@@ -891,6 +927,7 @@ static void xd_session_gone(uint32_t session)
 {
 	xd_ipc_forget_session(session);
 	xd_broker_forget_session(session);
+	xd_gpumem_forget_session(session);
 }
 
 /*
@@ -942,7 +979,7 @@ int main(int argc, char **argv)
 	unsigned int *kid, n;
 	struct stat st;
 	sigset_t old;
-	int stop = 0;
+	int stop = 0, gm_err;
 
 	memset(&d, 0, sizeof(d));
 	d.lfd = -1;
@@ -973,12 +1010,27 @@ int main(int argc, char **argv)
 		return 1;
 	xd_super_parent_fd(&d.super, d.lfd);
 	xd_super_parent_fd(&d.super, d.sfd);
+	/* Once the socket is ours (no other daemon's file is replaced). */
+	gm_err = asprintf(&d.gpumem_path, "%s" XD_GPUMEM_FILE_SUFFIX,
+			  d.socket_path) < 0 ? -ENOMEM :
+		 xd_gpumem_create(d.max_sessions, d.gpumem_path);
+	if (gm_err) {
+		xd_log(XD_LOG_ERROR, "cannot create the GPU memory table "
+		       "%s: %s", d.gpumem_path ? d.gpumem_path : "",
+		       strerror(-gm_err));
+		return 1;
+	}
 	xd_log(XD_LOG_INFO, "listening on %s: at most %u sessions (%u from "
 	       "this socket, %u a user, %u a domain), arena %llu MiB, ring "
 	       "order %u, workers run as %s", d.socket_path, d.max_sessions,
 	       d.max_local, d.max_uid, d.max_domain,
 	       (unsigned long long)(d.lim.max_arena >> 20),
 	       d.lim.max_ring_order, d.user.name);
+	xd_log(XD_LOG_INFO, "GPU memory per domain: %lld MiB, per uid on "
+	       "the local socket: %lld MiB (-1: no quota)",
+	       d.gpumem == XD_GPUMEM_NONE ? -1LL : (long long)(d.gpumem >> 20),
+	       d.local_gpumem == XD_GPUMEM_NONE ? -1LL :
+	       (long long)(d.local_gpumem >> 20));
 
 	xd_xen_start(&d);
 
@@ -1030,6 +1082,8 @@ int main(int argc, char **argv)
 	xd_up_key_wipe(&d.key);
 	xd_super_fini(&d.super);
 	xd_ipc_table_destroy();
+	xd_gpumem_destroy();
+	free(d.gpumem_path);
 	free(p);
 	free(kid);
 	xd_user_free(&d.user);

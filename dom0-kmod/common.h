@@ -57,6 +57,7 @@ struct xcb_dev {
 	unsigned int devid;
 	unsigned int max_sessions;
 	u64 max_arena;
+	u64 max_gpumem;			/* 0: none set (xcudad's default) */
 	/* The toolstack's upstream node, checked; "" when none. */
 	char upstream[sizeof_field(struct xcuda_back_event, upstream)];
 

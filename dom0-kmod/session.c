@@ -488,6 +488,7 @@ void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 		.arena_size = size,
 		.token = s->token,
 		.ring_order = s->ring_order,
+		.gpumem = dev->max_gpumem,
 	};
 	/* The same size, NUL-terminated and zero-padded since probe. */
 	memcpy(s->ev.ev.upstream, dev->upstream, sizeof(dev->upstream));

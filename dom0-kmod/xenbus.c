@@ -23,7 +23,8 @@
 
 /*
  * Reads one of the toolstack's limits from our own directory: @def when
- * the node is absent, else a number in [1, @max].
+ * the node is absent (0 for max-gpumem-bytes: xcudad's default), else a
+ * number in [1, @max].
  */
 static int xcb_read_limit(struct xenbus_device *xdev, const char *node,
 			  u64 def, u64 max, u64 *val)
@@ -108,6 +109,12 @@ static int xcb_read_limits(struct xcb_dev *dev)
 		return -ERANGE;
 	}
 	dev->max_arena = v;
+
+	err = xcb_read_limit(xdev, XCUDA_XS_MAX_GPUMEM, 0,
+			     XCUDA_XEN_MAX_GPUMEM, &v);
+	if (err)
+		return err;
+	dev->max_gpumem = v;
 
 	return xcb_read_upstream(xdev, dev->upstream, sizeof(dev->upstream));
 }
@@ -417,9 +424,10 @@ static int xcb_probe(struct xenbus_device *xdev,
 	if (err)
 		goto err_drvdata;
 
-	pr_info("dom%u/%u: probed: %u sessions, arena up to %llu bytes%s%s\n",
+	pr_info("dom%u/%u: probed: %u sessions, arena up to %llu bytes, gpumem %llu%s%s\n",
 		dev->domid, dev->devid, dev->max_sessions, dev->max_arena,
-		dev->upstream[0] ? ", upstream " : "", dev->upstream);
+		dev->max_gpumem, dev->upstream[0] ? ", upstream " : "",
+		dev->upstream);
 	return 0;
 
 err_drvdata:

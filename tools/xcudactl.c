@@ -12,6 +12,10 @@
  *                             the arena both ways and checks them
  *   xcudactl hold SECONDS     keeps a session busy (small ECHOs) so long
  *   xcudactl info             the session's transport and its limits
+ *   xcudactl status [FILE]    GPU memory used and allowed per domain, from
+ *                             the daemon's table (its socket's path with
+ *                             ".gpumem"; mode 0600: run it as the daemon's
+ *                             user, root in Dom0)
  *   xcudactl smi              the GPUs as NVML sees them, in the manner of
  *                             nvidia-smi's summary
  *
@@ -35,6 +39,8 @@
 #include <nvml.h>
 
 #include "common/ring_wait.h"
+#include "dom0-daemon/gpumem.h"
+#include "xcuda/local.h"
 #include "guest-lib/guest.h"
 #include "xcuda/hash.h"
 
@@ -44,9 +50,12 @@ static void xctl_usage(FILE *f)
 {
 	fprintf(f,
 "usage: xcudactl ping [COUNT] | echo SIZE... | hold SECONDS | info | smi\n"
+"       xcudactl status [FILE]\n"
 "Checks the path to xcudad with the protocol's ECHO diagnostic (no GPU\n"
 "needed).  SIZE takes a K, M or G suffix.  smi: the GPUs as\n"
-"libnvidia-ml.so.1 reports them.  Exit: 0 ok, 1 a check failed, 2 usage,\n"
+"libnvidia-ml.so.1 reports them.  status: GPU memory used and allowed per\n"
+"domain, from xcudad's table (FILE; default: the socket's path + \".gpumem\").\n"
+"Exit: 0 ok, 1 a check failed, 2 usage,\n"
 "3 no session or session lost, or no NVML.\n");
 }
 
@@ -703,6 +712,29 @@ static void xctl_arena_for(int n, char **sizes)
 	setenv("XCUDA_STAGING_MB", "1", 0);
 }
 
+/* The daemon's GPU memory table, read without a session. */
+static int xctl_status(const char *file)
+{
+	const char *sock = getenv(XCUDA_LOCAL_SOCKET_ENV);
+	char path[4096];
+	int err;
+
+	if (!file) {
+		if (!sock || !*sock)
+			sock = XCUDA_LOCAL_SOCKET_DEFAULT;
+		snprintf(path, sizeof(path), "%s" XD_GPUMEM_FILE_SUFFIX, sock);
+		file = path;
+	}
+	err = xd_gpumem_print(file, stdout);
+	if (err) {
+		fprintf(stderr, "xcudactl: %s: %s\n", file,
+			err == -EPROTO ? "not an xcudad GPU memory table" :
+			strerror(-err));
+		return 3;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -735,6 +767,8 @@ int main(int argc, char **argv)
 		return xctl_hold(argv[2]);
 	if (!strcmp(argv[1], "info") && argc == 2)
 		return xctl_info();
+	if (!strcmp(argv[1], "status") && argc <= 3)
+		return xctl_status(argc == 3 ? argv[2] : NULL);
 	if (!strcmp(argv[1], "smi") && argc == 2)
 		return xctl_smi();
 	xctl_usage(stderr);

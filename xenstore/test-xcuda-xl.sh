@@ -240,6 +240,18 @@ EOF
 	xx check "$T/dec.cfg"
 	expect_out "check: leading zeros are decimal" \
 		"xcuda device 10: backend=0 sessions=10 arena=10M (10485760 bytes)"
+	printf 'name="x"\nxcuda = [ "gpumem=8G", %s ]\n' \
+	       '"devid=1, gpumem=4096", "devid=2, gpumem=1536k", "devid=3, gpumem=2T, upstream=h:1", "devid=4, gpumem=1024T"' \
+	       >"$T/gm.cfg"
+	xx check "$T/gm.cfg"
+	expect_rc "check: gpumem" 0
+	expect_out "check: gpumem with G" \
+		"xcuda device 0: backend=0 sessions=16 arena=64M (67108864 bytes) gpumem=8G (8589934592 bytes)"
+	expect_out "check: gpumem in bytes" "gpumem=4K (4096 bytes)"
+	expect_out "check: gpumem with k" "gpumem=1536K (1572864 bytes)"
+	expect_out "check: gpumem with T, and an upstream" \
+		"gpumem=2T (2199023255552 bytes) upstream=h:1"
+	expect_out "check: the largest gpumem" "gpumem=1024T (1125899906842624 bytes)"
 	printf 'name="x"\n' >"$T/none.cfg"
 	xx check "$T/none.cfg"
 	expect_out "check: no xcuda line" "no xcuda devices"
@@ -279,7 +291,18 @@ EOF
 		   'upstream=gpu/1:80|has a character other than' \
 		   'upstream=a234567890123456789012345678901234567890123456789012345678901:80|at most 63 characters, not 64' \
 		   'upstream=h:1, upstream=h:2|upstream given twice' \
-		   'upstream=|upstream has no value'; do
+		   'upstream=|upstream has no value' \
+		   'gpumem=0|gpumem must be from 4K to 1024T' \
+		   'gpumem=4095|gpumem must be from 4K to 1024T' \
+		   'gpumem=1025T|gpumem must be from 4K to 1024T' \
+		   'gpumem=99999999999999999999G|gpumem must be from 4K to 1024T' \
+		   'gpumem=8GB|gpumem must be a size in bytes, or with a K, M, G or T suffix' \
+		   'gpumem=1.5G|gpumem must be a size in bytes' \
+		   'gpumem=-1G|gpumem must be a size in bytes' \
+		   'gpumem=G|gpumem must be a size in bytes' \
+		   'gpumem=8P|gpumem must be a size in bytes' \
+		   'gpumem=|gpumem has no value' \
+		   'gpumem=1G, gpumem=2G|gpumem given twice'; do
 		printf 'name="x"\nxcuda = [ "%s" ]\n' "${bad%%|*}" >"$T/bad.cfg"
 		xx check "$T/bad.cfg"
 		expect_rc "check: rejects ${bad%%|*}" 2
@@ -354,6 +377,22 @@ EOF
 	expect_err "attach: says the upstream" "upstream [::1]:7700)"
 	xx list
 	expect_out "list: the upstream" "[::1]:7700"
+	reset_store
+	xx attach guest1 'gpumem=8G'
+	expect_rc "attach: gpumem" 0
+	expect_val "$BE/max-gpumem-bytes" 8589934592
+	expect_perms "$BE/max-gpumem-bytes" "n0 r1"
+	before "attach: gpumem before the states" " $BE/max-gpumem-bytes=" " $BE/state="
+	expect_err "attach: says the gpumem" "gpumem 8G"
+	xx list
+	expect_out "list: the gpumem" " 8G "
+	reset_store
+	xx attach guest1
+	if grep -q "max-gpumem-bytes" "$T/log"; then
+		ko "attach: no gpumem node without gpumem="
+	else
+		ok "attach: no gpumem node without gpumem="
+	fi
 	reset_store
 	xx attach 9
 	expect_rc "attach: no such domain" 1

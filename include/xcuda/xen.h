@@ -51,6 +51,7 @@
 #define XCUDA_XS_MAX_SESSIONS		"max-sessions"	/* toolstack */
 #define XCUDA_XS_MAX_ARENA		"max-arena-bytes"	/* toolstack */
 #define XCUDA_XS_UPSTREAM		"upstream"	/* toolstack */
+#define XCUDA_XS_MAX_GPUMEM		"max-gpumem-bytes"	/* toolstack */
 
 #define XCUDA_XEN_VERSION		2
 #define XCUDA_XEN_DEF_SESSIONS		16
@@ -58,6 +59,8 @@
 #define XCUDA_XEN_DEF_ARENA		(64ull << 20)
 /* Arena offsets on the wire are 32-bit. */
 #define XCUDA_XEN_MAX_ARENA		(4ull << 30)
+/* The domain's GPU memory quota: bytes, 1 to 2^50 (1 PiB). */
+#define XCUDA_XEN_MAX_GPUMEM		(1ull << 50)
 /* A session's data ring: 1 << order pages (xcuda/proto.h's records). */
 #define XCUDA_XEN_DEF_DATA_ORDER	4
 
@@ -194,6 +197,12 @@ struct xcuda_back_event {
 	 * running them on a local GPU.  GONE: empty.
 	 */
 	char upstream[64];
+	/*
+	 * SESSION: the device's max-gpumem-bytes node, the GPU memory its
+	 * domain's sessions may hold together (xcudad counts it); 0 when
+	 * the toolstack set none (xcudad's --gpumem then).  GONE: 0.
+	 */
+	__u64 gpumem;
 };
 
 struct xcuda_back_attach {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # xcudactl against a real xcudad over the local transport: ping, echo of
 # 1 B to 64 MiB, hold, bad arguments, and a daemon killed under a held
-# session (a clear error, never a hang).  smi natively and through
+# session (a clear error, never a hang); status, the GPU memory per
+# domain.  smi natively and through
 # xcuda's NVML: status 3 and why wherever there is no NVML to be had.
 #
 #   tests/unit/xcudactl-test.sh BUILD_DIR
@@ -118,6 +119,35 @@ check "no daemon: ping fails with status 3" test "$?" = 3
 check "daemon restarts" start_daemon
 "$B/bin/xcudactl" ping >/dev/null 2>&1
 check "after the restart a new session works" test "$?" = 0
+
+# status: the daemon's GPU memory table, per domain (here: the uid).
+kill "$dpid" 2>/dev/null
+wait "$dpid" 2>/dev/null
+check "status: the table goes with the daemon" test ! -e "$tmp/s.sock.gpumem"
+rm -f "$tmp/s.sock"
+"$B/bin/xcudad" --socket "$tmp/s.sock" --no-xen --local-gpumem 2G \
+	>>"$tmp/xcudad.log" 2>&1 &
+dpid=$!
+for _ in $(seq 100); do [ -S "$tmp/s.sock" ] && break; sleep 0.05; done
+out=$("$B/bin/xcudactl" status)
+check "status: no sessions" test "$?" = 0 -a "${out%(no sessions)}" != "$out"
+"$B/bin/xcudactl" hold 3 >/dev/null 2>&1 &
+hpid=$!
+for _ in $(seq 40); do
+	out=$("$B/bin/xcudactl" status)
+	[ "${out#*local-uid:}" != "$out" ] && break
+	sleep 0.1
+done
+check "status: the held session's domain, its usage and quota" \
+	grep -Eq "^local-uid:$(id -u) +0 \(0.0 MiB\) +2147483648 \(2048.0 MiB\) +1\$" <<<"$out"
+wait "$hpid"
+out=$("$B/bin/xcudactl" status "$tmp/s.sock.gpumem")
+check "status FILE: the session is gone" test "${out%(no sessions)}" != "$out"
+"$B/bin/xcudactl" status "$tmp/nothing" >/dev/null 2>&1
+check "status: no table is status 3" test "$?" = 3
+"$B/bin/xcudad" --gpumem 8Q --no-xen >/dev/null 2>"$tmp/bad.err"
+check "xcudad: a bad --gpumem is refused" test "$?" = 2
+check "xcudad: and says why" grep -q "bad value '8Q' for --gpumem" "$tmp/bad.err"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -17,6 +17,7 @@
 #include "common/image.h"
 #include "log.h"
 #include "jit_opts.h"
+#include "image_budget.h"
 #include "ops.h"
 #include "ops_launch.h"
 
@@ -46,6 +47,7 @@ void *xd_drv_sym(const char *name)
 struct xd_drv_image {
 	CUmodule m;
 	uint8_t *image;
+	uint64_t size;		/* charged (image_budget.h) */
 	struct xd_jit *jit;	/* or NULL */
 	struct xd_drv_image *next;
 };
@@ -53,7 +55,8 @@ struct xd_drv_image {
 static struct xd_drv_image *xd_images;
 
 /* @image and @jit belong to @m's record from now on. */
-static int xd_image_keep(CUmodule m, uint8_t *image, struct xd_jit *jit)
+static int xd_image_keep(CUmodule m, uint8_t *image, uint64_t size,
+			 struct xd_jit *jit)
 {
 	struct xd_drv_image *i = malloc(sizeof(*i));
 
@@ -61,6 +64,7 @@ static int xd_image_keep(CUmodule m, uint8_t *image, struct xd_jit *jit)
 		return -1;
 	i->m = m;
 	i->image = image;
+	i->size = size;
 	i->jit = jit;
 	i->next = xd_images;
 	xd_images = i;
@@ -74,6 +78,7 @@ static void xd_image_drop(CUmodule m)
 	for (pp = &xd_images; (i = *pp); pp = &i->next)
 		if (i->m == m) {
 			*pp = i->next;
+			xd_image_uncharge(i->size);
 			free(i->image);
 			if (i->jit) {
 				xd_jit_free(i->jit);
@@ -134,10 +139,15 @@ static int xd_module_load(struct xd_session *s, const struct xcuda_extent *e,
 
 	if (!e->len || e->len > XCUDA_MAX_MODULE)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* The images this session keeps have a budget. */
+	if (xd_image_charge(e->len + 1))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	/* One more byte, a NUL: PTX text is read up to one. */
 	image = malloc((size_t)e->len + 1);
-	if (!image)
+	if (!image) {
+		xd_image_uncharge(e->len + 1);
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	memcpy(image, s->chan->arena + e->off, e->len);
 	image[e->len] = 0;
 	/*
@@ -152,18 +162,21 @@ static int xd_module_load(struct xd_session *s, const struct xcuda_extent *e,
 		err = j ? load(&m, image, j->n, j->opt, j->val) :
 			  load(&m, image, 0, NULL, NULL);
 	if (err) {
+		xd_image_uncharge(e->len + 1);
 		free(image);
 		return err;
 	}
 	if (xd_object_add(&s->objects[XD_H_CUMODULE], m, s->device, 0,
 			  module)) {
 		xd_drv_module_unload(m);
+		xd_image_uncharge(e->len + 1);
 		free(image);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	if (xd_image_keep(m, image, j)) {
+	if (xd_image_keep(m, image, e->len + 1, j)) {
 		xd_htab_del(&s->objects[XD_H_CUMODULE], *module);
 		xd_drv_module_unload(m);
+		xd_image_uncharge(e->len + 1);
 		free(image);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}

@@ -61,6 +61,7 @@
 #include "xcuda/hash.h"
 #include "log.h"
 #include "common/image.h"
+#include "image_budget.h"
 #include "ops.h"
 
 struct xd_module {
@@ -82,6 +83,8 @@ struct xd_func {
 
 static void xd_upload_drop(struct xd_session *s)
 {
+	if (s->upload.image)
+		xd_image_uncharge(s->upload.total + 1);
 	free(s->upload.image);
 	memset(&s->upload, 0, sizeof(s->upload));
 }
@@ -103,6 +106,7 @@ static int xd_module_load(struct xd_session *s, uint8_t *image,
 	 */
 	err = cudaLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0);
 	if (err) {
+		xd_image_uncharge(size + 1);
 		free(image);
 		return err;
 	}
@@ -111,6 +115,7 @@ static int xd_module_load(struct xd_session *s, uint8_t *image,
 	if (!e) {
 		cudaLibraryUnload(lib);
 		free(m);
+		xd_image_uncharge(size + 1);
 		free(image);
 		return cudaErrorMemoryAllocation;
 	}
@@ -139,13 +144,18 @@ int xd_op_module_data(struct xd_session *s,
 		xd_upload_drop(s);
 		if (a->offset || !a->total || a->total > XCUDA_MAX_MODULE)
 			return cudaErrorInvalidValue;
+		/* The images this session keeps have a budget. */
+		if (xd_image_charge(a->total + 1))
+			return cudaErrorMemoryAllocation;
 		/*
 		 * One more byte, a NUL: CUDA takes an image that is not a
 		 * cubin or fatbinary for PTX text and reads it up to a NUL.
 		 */
 		u->image = malloc(a->total + 1);
-		if (!u->image)
+		if (!u->image) {
+			xd_image_uncharge(a->total + 1);
 			return cudaErrorMemoryAllocation;
+		}
 		u->image[a->total] = 0;
 		u->total = a->total;
 	} else if (!u->image || a->total != u->total) {
@@ -164,11 +174,13 @@ int xd_op_module_data(struct xd_session *s,
 	xd_upload_drop(s);
 	/* The hash covers our private copy: later guest writes don't count. */
 	if (xcuda_fnv1a64(0, image, a->total) != a->hash) {
+		xd_image_uncharge(a->total + 1);
 		free(image);
 		return cudaErrorInvalidValue;
 	}
 	/* CUDA reads as far as the image's headers say: within the copy. */
 	if (!xcuda_image_size(image, a->total + 1)) {
+		xd_image_uncharge(a->total + 1);
 		free(image);
 		return cudaErrorInvalidKernelImage;
 	}
@@ -210,6 +222,7 @@ static void xd_module_free(struct xd_hent *e)
 	struct xd_module *m = e->meta;
 
 	cudaLibraryUnload((cudaLibrary_t)e->ptr);
+	xd_image_uncharge(m->size + 1);
 	free(m->image);
 	free(m);
 }
@@ -229,6 +242,7 @@ int xd_op_module_unload(struct xd_session *s,
 	xd_funcs_drop(s, a->module);
 	m = e->meta;
 	err = cudaLibraryUnload((cudaLibrary_t)e->ptr);
+	xd_image_uncharge(m->size + 1);
 	free(m->image);
 	free(m);
 	xd_htab_del(&s->modules, a->module);

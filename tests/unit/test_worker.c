@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include "xcuda/hash.h"
+#include "dom0-daemon/image_budget.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/validate.h"
 #include "dom0-daemon/worker.h"
@@ -413,6 +414,23 @@ static void test_modules(void)
 			       h >= XCUDA_HANDLE_FIRST,
 		  "module garbage image goes to CUDA", "status %d handle %u",
 		  rsp.status, h);
+	CHECK_MSG(xd_image_charged() == (rsp.status ? 0 : 301),
+		  "module images: a kept one is charged, every dropped or "
+		  "failed upload given back", "charged %llu",
+		  (unsigned long long)xd_image_charged());
+
+	/* The images a session keeps have a budget: past it, no upload. */
+	{
+		uint64_t fill = XD_MAX_IMAGE_BYTES - xd_image_charged() - 100;
+
+		REQUIRE_MSG(!xd_image_charge(fill), "budget", "cannot fill");
+		module_piece("module upload past the images' budget", 300, 0,
+			     hash, XCUDA_MOD_FIRST, 100,
+			     cudaErrorMemoryAllocation);
+		xd_image_uncharge(fill);
+		module_piece("module upload within it again", 300, 0, hash,
+			     XCUDA_MOD_FIRST, 100, 0);
+	}
 }
 
 static void test_symbols(void)

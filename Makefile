@@ -23,6 +23,10 @@
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 B         := build
+# The test suites, the benchmark and the demo run programs of ours: the
+# xcudad they start may serve a GPU that reaches pageable host memory
+# (HMM, ATS), which a deployment refuses by default (docs/security.md).
+export XCUDAD_ALLOW_PAGEABLE_MEMORY_ACCESS ?= 1
 
 CC        ?= gcc
 CSTD      := -std=c11 -D_GNU_SOURCE

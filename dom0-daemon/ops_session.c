@@ -26,6 +26,33 @@
 #include "log.h"
 #include "ops.h"
 
+/*
+ * Whether one of the @n devices reaches pageable host memory (HMM, ATS),
+ * and this worker may not serve it: said once, with the way out.
+ */
+static int xd_pageable_reach(int n)
+{
+	int d, v;
+
+	if (xd_worker_allow_pageable)
+		return 0;
+	for (d = 0; d < n; d++) {
+		v = 0;
+		if (cudaDeviceGetAttribute(&v, cudaDevAttrPageableMemoryAccess,
+					   d) == cudaSuccess && v) {
+			xd_log(XD_LOG_ERROR, "device %d reaches pageable host "
+			       "memory (HMM or ATS): a guest's kernel could "
+			       "read and write this worker's memory, so it "
+			       "serves no CUDA (xcudad "
+			       "--allow-pageable-memory-access to serve it "
+			       "anyway)", d);
+			return 1;
+		}
+	}
+	(void)cudaGetLastError();
+	return 0;
+}
+
 int xd_op_open(struct xd_session *s, const struct xcuda_open_args *a,
 	       struct xcuda_open_res *r, struct xd_call *call)
 {
@@ -57,6 +84,10 @@ int xd_op_open(struct xd_session *s, const struct xcuda_open_args *a,
 			r->features &= ~XCUDA_FEAT_SAME_VA;
 	}
 	err = cudaGetDeviceCount(&n);
+	if (!err && !s->refused && xd_pageable_reach(n))
+		s->refused = cudaErrorNotPermitted;
+	if (s->refused)
+		err = s->refused;
 	r->init_status = err;
 	r->device_count = err ? -1 : n;
 	if (cudaDriverGetVersion(&v) == cudaSuccess)

@@ -198,6 +198,12 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
 	/* Handlers see zeros past the bytes the guest declared. */
 	memset(req->args + h->len, 0, sizeof(req->args) - h->len);
 
+	/* A host where kernels would reach our memory: no CUDA at all. */
+	if (s->refused && (d->flags & XCUDA_CF_CUDA) &&
+	    h->op != XCUDA_OP_OPEN) {
+		xd_answer(req, rsp, s->refused, d->res_size);
+		return 0;
+	}
 	/* The GPU memory quota, before anything reaches CUDA. */
 	err = xd_gpumem_before(s, req, &charged);
 	if (err) {
@@ -245,6 +251,8 @@ void xd_log_counters(struct xd_chan *c)
 	c->ops->counters(c, buf, sizeof(buf));
 	xd_log(XD_LOG_INFO, "counters: %s", buf);
 }
+
+int xd_worker_allow_pageable;
 
 int xd_worker_run(struct xd_chan *c)
 {

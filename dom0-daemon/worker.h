@@ -38,6 +38,12 @@ struct xd_session {
 	struct xd_chan *chan;
 	uint32_t id;
 	int opened;		/* OPEN has succeeded */
+	/*
+	 * Not 0: every CUDA command is answered this (a GPU here reaches
+	 * pageable memory, which would give kernels this process's: see
+	 * xd_worker_allow_pageable).
+	 */
+	int refused;
 	int same_va;		/* the arena is at the guest's address */
 	int device;		/* the worker's current CUDA device */
 	uint32_t features;
@@ -82,6 +88,15 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
  * Serves the session on @c until the guest closes it, goes away or
  * breaks the ring; closes @c.  Returns the worker's exit status.
  */
+/*
+ * Whether a worker may serve GPUs that reach pageable host memory
+ * (cudaDevAttrPageableMemoryAccess: HMM or ATS).  There a guest's kernel
+ * could read and write the worker's whole address space through plain
+ * pointers, so by default the worker refuses CUDA commands on such a
+ * host (xcudad --allow-pageable-memory-access).  Set before workers fork.
+ */
+extern int xd_worker_allow_pageable;
+
 int xd_worker_run(struct xd_chan *c);
 /*
  * The same, counting the session's GPU memory against its domain's

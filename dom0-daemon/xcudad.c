@@ -50,6 +50,8 @@
 #define XD_DEFAULT_ARENA_MB	4096
 #define XD_DEFAULT_SESSIONS	64
 #define XD_DEFAULT_RATE		100	/* sessions a second, a guest */
+/* 1: as --allow-pageable-memory-access (test suites on a trusted host). */
+#define XD_PAGEABLE_ENV		"XCUDAD_ALLOW_PAGEABLE_MEMORY_ACCESS"
 /* Arena offsets on the wire are 32-bit. */
 #define XD_MAX_ARENA_MB		4096
 /* Whose a worker is (xd_super_set_owner): its kind, then its id. */
@@ -141,6 +143,10 @@ static void xd_usage(FILE *f)
 "                       but an eighth, which only Xen guests may take)\n"
 "  --max-uid-sessions N of those, from one user (default: all of them)\n"
 "  --max-domain-sessions N  of them, one domain's (default: half)\n"
+"  --allow-pageable-memory-access  serve GPUs that reach pageable host\n"
+"                       memory (HMM, ATS), where a guest's kernel could\n"
+"                       reach its worker's memory (env\n"
+"                       " XD_PAGEABLE_ENV "=1)\n"
 "  --max-session-rate N sessions a domain, or a local user, may start a\n"
 "                       second, after a burst of twice that (default %d;\n"
 "                       0: no limit)\n"
@@ -199,7 +205,7 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 	enum { O_SOCKET = 256, O_USER, O_ARENA, O_RING, O_SESSIONS,
 	       O_SYSLOG, O_XEN_DEVICE, O_NO_XEN, O_LISTEN, O_UPSTREAM,
 	       O_KEY, O_LOCAL, O_UID, O_DOMAIN, O_RATE, O_GPUMEM,
-	       O_LOCAL_GPUMEM };
+	       O_LOCAL_GPUMEM, O_PAGEABLE };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "user", required_argument, NULL, O_USER },
@@ -218,6 +224,8 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 		{ "key", required_argument, NULL, O_KEY },
 		{ "gpumem", required_argument, NULL, O_GPUMEM },
 		{ "local-gpumem", required_argument, NULL, O_LOCAL_GPUMEM },
+		{ "allow-pageable-memory-access", no_argument, NULL,
+		  O_PAGEABLE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -238,6 +246,9 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 	d->gpumem = XD_GPUMEM_NONE;
 	d->local_gpumem = XD_GPUMEM_NONE;
 	d->level = XD_LOG_INFO;
+	env = getenv(XD_PAGEABLE_ENV);
+	if (env && !strcmp(env, "1"))
+		xd_worker_allow_pageable = 1;
 	env = getenv("XCUDAD_LOG");
 	if (env && *env) {
 		d->level = xd_log_parse_level(env);
@@ -282,6 +293,9 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 			if (xd_parse_uint(optarg, 0, 1000000, &v))
 				goto bad;
 			d->rate_per_s = (unsigned int)v;
+			break;
+		case O_PAGEABLE:
+			xd_worker_allow_pageable = 1;
 			break;
 		case O_SYSLOG:
 			d->use_syslog = 1;

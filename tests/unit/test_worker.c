@@ -433,6 +433,28 @@ static void test_modules(void)
 	}
 }
 
+/*
+ * A worker that refused its GPU (one that reaches pageable memory): every
+ * CUDA command is answered cudaErrorNotPermitted without reaching CUDA,
+ * whatever the guest sends; commands without CUDA still work.
+ */
+static void test_refused(void)
+{
+	struct xcuda_malloc_args m = { 4096 };
+	struct xcuda_echo_args e = { 1, 0, 0, 0 };
+	struct xcuda_request req;
+
+	sess.refused = cudaErrorNotPermitted;
+	REQ(&req, XCUDA_OP_MALLOC, m);
+	expect("refused GPU: MALLOC answered cudaErrorNotPermitted", &req,
+	       cudaErrorNotPermitted);
+	REQ(&req, XCUDA_OP_ECHO, e);
+	req.hdr.data_off = 0;
+	req.hdr.data_len = 64;
+	expect("refused GPU: ECHO still answered", &req, 0);
+	sess.refused = 0;
+}
+
 static void test_symbols(void)
 {
 	struct xcuda_func_get_args s = { .module = 0xffff };
@@ -647,6 +669,7 @@ int main(void)
 	test_memory();
 	test_handles();
 	test_modules();
+	test_refused();
 	test_symbols();
 	test_device();
 	test_extents();

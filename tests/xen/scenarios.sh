@@ -250,6 +250,33 @@ sc_kill_daemon() {
 	[ "$DU_RC" != 0 ] || { fail "a 33 MiB arena was served past --max-arena 16"; return; }
 	[ "$kd_ma" -ge 1 ] || { fail "xcudad did not say why it refused the session"; return; }
 	session_works "after the restart without --max-arena" || return
+
+	# A flood of the local socket leaves Xen guests their share: of 8
+	# sessions, the socket gets 7 (--max-local-sessions' default)
+	say "local flood: 10 held sessions from Dom0, xcudad --max-sessions 8"
+	xcudad_stop
+	xcudad_start --max-sessions 8 || { fail "xcudad did not restart with --max-sessions 8"; return; }
+	kd_pids=
+	for kd_i in 1 2 3 4 5 6 7 8 9 10; do
+		LD_LIBRARY_PATH=$OPT/lib xcudactl hold 60 >/dev/null 2>&1 &
+		kd_pids="$kd_pids $!"
+	done
+	wait_workers 30 -ge 7 || say "only $(workers) held sessions"
+	kd_held=$(workers)
+	domu 60 "$XCUDACTL echo 4096"
+	sed 's/^/RIG:   /' "$W/domu.out" "$W/domu.err"
+	kd_rc=$DU_RC
+	kd_kept=$(grep -c 'kept for Xen guests: refusing' "$XCUDAD_LOG")
+	# shellcheck disable=SC2086 # the pids split
+	kill $kd_pids 2>/dev/null
+	wait_workers 30 -eq 0 || say "$(workers) workers left after the flood"
+	xcudad_stop
+	xcudad_start || { fail "xcudad did not restart"; return; }
+	[ "$kd_held" = 7 ] || { fail "the local socket held $kd_held of 8 sessions, not 7"; return; }
+	[ "$kd_kept" -ge 1 ] || { fail "xcudad did not say it kept sessions for Xen guests"; return; }
+	[ "$kd_rc" = 0 ] && grep -qx "echo 4096 ok" "$W/domu.out" ||
+		{ fail "the DomU found no session while the local socket was flooded"; return; }
+	session_works "after the flood" || return
 }
 
 # ------------------------------------------------------------------ 7

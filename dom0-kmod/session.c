@@ -221,18 +221,26 @@ static void xcb_session_ended(struct xcb_session *s)
 }
 
 /*
- * Ends the grants of @s's ending arena.  Those the guest still maps keep
- * the session, its slot and its charge until the reap has ended them all.
+ * Ends the grants of @s's ending arena, here (@now) or in the reap work at
+ * once.  Those the guest still maps keep the session, its slot and its
+ * charge until the reap has ended them all.
  */
-static void xcb_session_retire(struct xcb_session *s)
+static void xcb_session_retire(struct xcb_session *s, bool now)
 {
+	struct xcb_arena *a = s->ending;
 	unsigned long left;
 
 	/* Ours alone: an arena is taken off once, under s->lock. */
-	left = xcb_arena_end(s->ending);
-	if (!left) {
-		xcb_session_ended(s);
-		return;
+	if (now) {
+		left = xcb_arena_end(a);
+		if (!left) {
+			xcb_session_ended(s);
+			return;
+		}
+	} else {
+		/* Every grant, until the first pass counts: as many as made. */
+		left = a->nr_granted + a->nr_dir;
+		a->nr_left = left;
 	}
 	xcb_grants_linger(s->dev->dom, left);
 	atomic_inc(&s->dev->nr_lingering);
@@ -240,10 +248,11 @@ static void xcb_session_retire(struct xcb_session *s)
 	mutex_lock(&xcb_reap_lock);
 	list_add_tail(&s->reap_node, &xcb_reap_list);
 	xcb_reap_delay = XCB_REAP_FIRST;
-	mod_delayed_work(xcb_wq, &xcb_reap_dwork, xcb_reap_delay);
+	mod_delayed_work(xcb_wq, &xcb_reap_dwork, now ? xcb_reap_delay : 0);
 	mutex_unlock(&xcb_reap_lock);
-	pr_info_ratelimited("dom%u/%u: session %#x: the guest still maps %lu of its pages; they stay charged to it\n",
-			    s->dev->domid, s->dev->devid, s->id, left);
+	if (now)
+		pr_info_ratelimited("dom%u/%u: session %#x: the guest still maps %lu of its pages; they stay charged to it\n",
+				    s->dev->domid, s->dev->devid, s->id, left);
 }
 
 /* Ends the grants of @a, an arena of @s that never went live. */
@@ -252,11 +261,11 @@ static void xcb_session_drop_arena(struct xcb_session *s, struct xcb_arena *a)
 	spin_lock(&s->lock);
 	s->ending = a;
 	spin_unlock(&s->lock);
-	xcb_session_retire(s);
+	xcb_session_retire(s, true);
 }
 
-/* Ends the grants of @s, once; may sleep. */
-static void xcb_session_ungrant(struct xcb_session *s)
+/* Ends the grants of @s, once, here (@now) or in the reap work; may sleep. */
+static void xcb_session_ungrant(struct xcb_session *s, bool now)
 {
 	struct xcb_arena *a;
 
@@ -268,7 +277,7 @@ static void xcb_session_ungrant(struct xcb_session *s)
 		s->ending = a;
 	spin_unlock(&s->lock);
 	if (a)
-		xcb_session_retire(s);
+		xcb_session_retire(s, now);
 }
 
 /*
@@ -807,7 +816,11 @@ void xcb_dev_end_sessions(struct xcb_dev *dev)
 	dev->gone_sent = true;
 	mutex_unlock(&xcb_ctl.lock);
 
-	/* The guest is gone: its grants go now, not when the worker exits. */
+	/*
+	 * The guest is gone: its grants go now, not when the worker exits,
+	 * but in the reap work: this is the xenwatch thread, which every
+	 * backend of Dom0 waits on, and an arena may be a million grants.
+	 */
 	for (i = 0; i < XCUDA_XEN_MAX_SESSIONS; i++) {
 		mutex_lock(&dev->lock);
 		s = dev->sessions[i];
@@ -815,7 +828,7 @@ void xcb_dev_end_sessions(struct xcb_dev *dev)
 			kref_get(&s->kref);
 		mutex_unlock(&dev->lock);
 		if (s) {
-			xcb_session_ungrant(s);
+			xcb_session_ungrant(s, false);
 			xcb_session_put(s);
 		}
 	}
@@ -850,7 +863,7 @@ void xcb_session_release(struct xcb_session *s)
 
 	xcb_session_kill(s);
 	xcb_session_unbind(s);
-	xcb_session_ungrant(s);
+	xcb_session_ungrant(s, true);
 	spin_lock(&s->lock);
 	s->released = true;
 	lingering = !!s->ending;

@@ -18,6 +18,7 @@
 #include "ops.h"
 #include "output.h"
 #include "validate.h"
+#include "watchdog.h"
 #include "worker.h"
 
 /* The hooks the ops files registered (XD_SESSION_HOOKS). */
@@ -253,6 +254,7 @@ void xd_log_counters(struct xd_chan *c)
 }
 
 int xd_worker_allow_pageable;
+unsigned int xd_worker_deadline_s;
 
 int xd_worker_run(struct xd_chan *c)
 {
@@ -269,6 +271,9 @@ int xd_worker_run(struct xd_chan *c)
 	xd_log_set_session(c->session);
 	xd_log(XD_LOG_DEBUG, "serving, arena %llu bytes",
 	       (unsigned long long)c->arena_size);
+	ret = xd_watchdog_start(xd_worker_deadline_s);
+	if (ret)
+		xd_log(XD_LOG_WARN, "no request deadline: %s", strerror(-ret));
 	while (!end) {
 		ret = c->ops->next(c, &req, -1);
 		if (ret == 0)
@@ -282,8 +287,10 @@ int xd_worker_run(struct xd_chan *c)
 			       "ending the session", strerror(-ret));
 			break;
 		}
+		xd_watchdog_note(req.hdr.op ? req.hdr.op : 0xffff);
 		end = xd_handle(&s, &req, &rsp);
 		ret = c->ops->reply(c, &rsp, 0);
+		xd_watchdog_note(0);
 		if (ret < 0) {
 			if (ret != -EPIPE)
 				xd_log(XD_LOG_WARN, "cannot answer (%s): "

@@ -96,6 +96,8 @@ int xd_handle(struct xd_session *s, struct xcuda_request *req,
  * host (xcudad --allow-pageable-memory-access).  Set before workers fork.
  */
 extern int xd_worker_allow_pageable;
+/* A request may run this long (s) before it ends its session; 0: forever. */
+extern unsigned int xd_worker_deadline_s;
 
 int xd_worker_run(struct xd_chan *c);
 /*

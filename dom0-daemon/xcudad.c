@@ -147,6 +147,9 @@ static void xd_usage(FILE *f)
 "                       memory (HMM, ATS), where a guest's kernel could\n"
 "                       reach its worker's memory (env\n"
 "                       " XD_PAGEABLE_ENV "=1)\n"
+"  --request-deadline S a request that runs longer (a kernel that never\n"
+"                       ends, waited for) ends its session, and frees its\n"
+"                       GPU (default 0: no deadline)\n"
 "  --max-session-rate N sessions a domain, or a local user, may start a\n"
 "                       second, after a burst of twice that (default %d;\n"
 "                       0: no limit)\n"
@@ -205,7 +208,7 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 	enum { O_SOCKET = 256, O_USER, O_ARENA, O_RING, O_SESSIONS,
 	       O_SYSLOG, O_XEN_DEVICE, O_NO_XEN, O_LISTEN, O_UPSTREAM,
 	       O_KEY, O_LOCAL, O_UID, O_DOMAIN, O_RATE, O_GPUMEM,
-	       O_LOCAL_GPUMEM, O_PAGEABLE };
+	       O_LOCAL_GPUMEM, O_PAGEABLE, O_DEADLINE };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "user", required_argument, NULL, O_USER },
@@ -226,6 +229,7 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 		{ "local-gpumem", required_argument, NULL, O_LOCAL_GPUMEM },
 		{ "allow-pageable-memory-access", no_argument, NULL,
 		  O_PAGEABLE },
+		{ "request-deadline", required_argument, NULL, O_DEADLINE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -296,6 +300,11 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 			break;
 		case O_PAGEABLE:
 			xd_worker_allow_pageable = 1;
+			break;
+		case O_DEADLINE:
+			if (xd_parse_uint(optarg, 0, 1000000, &v))
+				goto bad;
+			xd_worker_deadline_s = (unsigned int)v;
 			break;
 		case O_SYSLOG:
 			d->use_syslog = 1;
@@ -370,7 +379,8 @@ bad:
 		c == O_LOCAL ? "max-local-sessions" :
 		c == O_UID ? "max-uid-sessions" :
 		c == O_DOMAIN ? "max-domain-sessions" :
-		c == O_RATE ? "max-session-rate" : "max-sessions");
+		c == O_RATE ? "max-session-rate" :
+		c == O_DEADLINE ? "request-deadline" : "max-sessions");
 	return -1;
 }
 

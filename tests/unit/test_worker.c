@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -15,6 +18,7 @@
 #include "dom0-daemon/image_budget.h"
 #include "dom0-daemon/log.h"
 #include "dom0-daemon/validate.h"
+#include "dom0-daemon/watchdog.h"
 #include "dom0-daemon/worker.h"
 #include "check.h"
 #include "cuda_asan.h"
@@ -455,6 +459,50 @@ static void test_refused(void)
 	sess.refused = 0;
 }
 
+/*
+ * The request deadline, in a child as a worker runs it: a request that
+ * runs past it ends the process; one that ended in time does not.
+ */
+static int deadline_child(int end_in_time, long *took_ms)
+{
+	struct timespec a, b;
+	int status = -1;
+	pid_t pid;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pid = fork();
+	if (pid == 0) {
+		if (xd_watchdog_start(1))
+			_exit(9);
+		xd_watchdog_note(XCUDA_OP_DEVICE_SYNCHRONIZE);
+		if (end_in_time)
+			xd_watchdog_note(0);
+		sleep(3);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	*took_ms = (b.tv_sec - a.tv_sec) * 1000 +
+		   (b.tv_nsec - a.tv_nsec) / 1000000;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_deadline(void)
+{
+	long took = 0;
+	int st;
+
+	st = deadline_child(0, &took);
+	CHECK_MSG(st == XD_WATCHDOG_EXIT && took < 2900,
+		  "request deadline: a request past it ends the worker",
+		  "exit %d after %ld ms", st, took);
+	st = deadline_child(1, &took);
+	CHECK_MSG(st == 0 && took >= 2900, "request deadline: an ended "
+		  "request leaves the worker alone", "exit %d after %ld ms",
+		  st, took);
+}
+
 static void test_symbols(void)
 {
 	struct xcuda_func_get_args s = { .module = 0xffff };
@@ -670,6 +718,7 @@ int main(void)
 	test_handles();
 	test_modules();
 	test_refused();
+	test_deadline();
 	test_symbols();
 	test_device();
 	test_extents();

@@ -152,7 +152,8 @@ copy_elf_guest() {
 	LDD_PATH=$B/lib copy_elf "$@"
 }
 # guest_side ROOT: xcuda's guest libraries and xcudactl, as a DomU has
-# them (and Dom0 too on a GPU host's rig, to measure the local path).
+# them (and Dom0 too: its own processes use the local socket, to
+# measure the local path and to flood it).
 guest_side() {
 	local root=$1 f
 	[ -e "$GUESTLIB" ] && copy_elf "$root" "$GUESTLIB" "$OPT/lib/libcudart.so.13"
@@ -249,11 +250,12 @@ install -m 0755 "$TOP/xenstore/xcuda-xl" "$R/usr/sbin/xcuda-xl"
 for f in "$CUDA_HOME"/lib64/libcudart.so.13*; do
 	[ -e "$f" ] && install -D -m 0644 "$(readlink -f "$f")" "$R$f"
 done
+# Dom0's own processes: xcudactl over the local socket.
+guest_side "$R"
 if [ "$RIG_MODE" = gpu ]; then
 	# xcudad relays every session to the GPU host (it never loads the
 	# runtime there); the native outputs come from that host.  Dom0
 	# measures the local path with xcudactl and the benchmark.
-	guest_side "$R"
 	# the programs to compare (the DomU has them)
 	install -D -m 0644 "$OUT/programs" "$R$OPT/tests/cuda/PROGRAMS"
 	[ -e "$BENCH" ] && copy_elf_guest "$R" "$BENCH" "$OPT/bench/xcuda-bench"

@@ -317,6 +317,35 @@ sc_hostile() {
 	domu_rmmod xcuda_hostile
 	xcudad_alive || fail "xcudad died"
 	wait_for 20 clean_state || fail "after rmmod xcuda-hostile: $(states)"
+
+	# Bad xenstore nodes: the backend says what is wrong and never connects
+	ho_why=
+	for ho_k in order5 ref-text no-ref evtchn version ref-guess; do
+		case $ho_k in
+		order5) ho_want='ring-page-order 5 is above' ;;
+		ref-text | no-ref) ho_want='reading .*/ring-ref' ;;
+		evtchn) ho_want='binding event channel 1048575' ;;
+		version) ho_want='reading .*/version' ;;
+		ref-guess) ho_want='mapping the ring' ;;
+		esac
+		ho_n0=$(dmesg | grep -c -e "$ho_want")
+		domu_ok 30 "insmod /lib/xcuda/xcuda-hostile.ko xs_bad=$ho_k" ||
+			{ ho_why="$ho_why insmod xs_bad=$ho_k: status $DU_RC;"; break; }
+		ho_conn=0
+		ho_i=0
+		while [ $ho_i -lt 50 ] && [ "$(dmesg | grep -c -e "$ho_want")" = "$ho_n0" ]; do
+			[ "$(be_state)" = 4 ] && ho_conn=1
+			sleep 0.2
+			ho_i=$((ho_i + 1))
+		done
+		sleep 1
+		[ "$(be_state)" = 4 ] && ho_conn=1
+		[ "$(dmesg | grep -c -e "$ho_want")" != "$ho_n0" ] || ho_why="$ho_why $ho_k: no '$ho_want';"
+		[ $ho_conn = 0 ] || ho_why="$ho_why $ho_k: the backend connected;"
+		say "xs_bad=$ho_k: $(dmesg | grep -e "$ho_want" | tail -n 1)"
+		domu_rmmod xcuda_hostile
+		wait_for 20 clean_state || { ho_why="$ho_why after xs_bad=$ho_k: $(states);"; break; }
+	done
 	domu_ok 30 "insmod /lib/xcuda/xcuda-front.ko" || { fail "insmod xcuda-front: status $DU_RC"; return; }
 	if ! xcudad_alive; then
 		xcudad_start
@@ -328,6 +357,7 @@ sc_hostile() {
 	*" 0 failed"*) ;;
 	*) fail "xcuda-hostile: ${ho_done#*DONE }"; return ;;
 	esac
+	[ -z "$ho_why" ] || fail "bad xenstore nodes:$ho_why"
 }
 
 # ------------------------------------------------------------------ 9

@@ -11,6 +11,10 @@
  * linger-loop, which runs only when named in cases=, keeps every grant
  * of its sessions mapped while it ends them and asks for new ones: the
  * backend must keep charging them and refuse more.
+ * xs_bad=KIND publishes one bad xenstore node instead (ring-page-order 5,
+ * a ring-ref that is no number, no ring-ref, a bad event channel, a wrong
+ * protocol version, a grant ref it never granted): the backend must
+ * refuse to connect, and no case runs.
  * Each case logs "xcuda-hostile: PASS <name>", "FAIL <name>: <why>" or
  * "SKIP <name>: <why>"; the run ends with "DONE <n> passed, <m> failed".
  *
@@ -47,6 +51,10 @@
 static char *cases;
 module_param(cases, charp, 0444);
 MODULE_PARM_DESC(cases, "comma-separated cases to run (default: all)");
+
+static char *xs_bad;
+module_param(xs_bad, charp, 0444);
+MODULE_PARM_DESC(xs_bad, "publish one bad node: order5, ref-text, no-ref, evtchn, version or ref-guess");
 
 #define XH_ANSWER_MS	10000
 #define XH_NEW_MS	30000	/* SESSION_NEW waits for xcudad's worker */
@@ -881,6 +889,12 @@ static void xh_teardown(void)
 	mutex_unlock(&xh.lock);
 }
 
+/* Whether xs_bad names @kind. */
+static bool xh_bad(const char *kind)
+{
+	return xs_bad && !strcmp(xs_bad, kind);
+}
+
 static int xh_write_nodes(struct xenbus_device *dev)
 {
 	struct xenbus_transaction xbt;
@@ -890,15 +904,21 @@ again:
 	err = xenbus_transaction_start(&xbt);
 	if (err)
 		return err;
-	err = xenbus_printf(xbt, dev->nodename, XCUDA_XS_RING_ORDER, "0");
-	if (!err)
+	err = xenbus_printf(xbt, dev->nodename, XCUDA_XS_RING_ORDER, "%u",
+			    xh_bad("order5") ? 5 : 0);
+	if (!err && xh_bad("ref-text"))
+		err = xenbus_printf(xbt, dev->nodename, XCUDA_XS_RING_REF,
+				    "x%u", xh.ref);
+	else if (!err && !xh_bad("no-ref"))
 		err = xenbus_printf(xbt, dev->nodename, XCUDA_XS_RING_REF, "%u",
+				    xh_bad("ref-guess") ? xh.ref + 4096 :
 				    xh.ref);
 	if (!err)
 		err = xenbus_printf(xbt, dev->nodename, XCUDA_XS_EVTCHN, "%u",
-				    xh.evtchn);
+				    xh_bad("evtchn") ? 0xfffffu : xh.evtchn);
 	if (!err)
 		err = xenbus_printf(xbt, dev->nodename, XCUDA_XS_VERSION, "%u",
+				    xh_bad("version") ? 999 :
 				    XCUDA_XEN_VERSION);
 	if (err) {
 		xenbus_transaction_end(xbt, 1);

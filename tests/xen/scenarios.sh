@@ -256,17 +256,23 @@ sc_kill_daemon() {
 	say "local flood: 10 held sessions from Dom0, xcudad --max-sessions 8"
 	xcudad_stop
 	xcudad_start --max-sessions 8 || { fail "xcudad did not restart with --max-sessions 8"; return; }
+	# counted from xcudad's log: ten busy holds starve a /proc walk
+	kd_w0=$(grep -c 'worker [0-9]* started' "$XCUDAD_LOG")
+	kd_k0=$(grep -c 'kept for Xen guests: refusing' "$XCUDAD_LOG")
 	kd_pids=
 	for kd_i in 1 2 3 4 5 6 7 8 9 10; do
-		LD_LIBRARY_PATH=$OPT/lib xcudactl hold 60 >/dev/null 2>&1 &
+		LD_LIBRARY_PATH=$OPT/lib xcudactl hold 600 >/dev/null 2>&1 &
 		kd_pids="$kd_pids $!"
 	done
-	wait_workers 30 -ge 7 || say "only $(workers) held sessions"
-	kd_held=$(workers)
-	domu 60 "$XCUDACTL echo 4096"
+	wait_for 120 '[ $(($(grep -c "worker [0-9]* started" "$XCUDAD_LOG") - kd_w0)) -ge 7 ] &&
+		[ "$(grep -c "kept for Xen guests: refusing" "$XCUDAD_LOG")" -gt "$kd_k0" ]' ||
+		say "the flood did not fill the local pool"
+	kd_held=$(($(grep -c 'worker [0-9]* started' "$XCUDAD_LOG") - kd_w0))
+	# the holds run on while the DomU asks for its session
+	domu 300 "$XCUDACTL echo 4096"
 	sed 's/^/RIG:   /' "$W/domu.out" "$W/domu.err"
 	kd_rc=$DU_RC
-	kd_kept=$(grep -c 'kept for Xen guests: refusing' "$XCUDAD_LOG")
+	kd_kept=$(($(grep -c 'kept for Xen guests: refusing' "$XCUDAD_LOG") - kd_k0))
 	# shellcheck disable=SC2086 # the pids split
 	kill $kd_pids 2>/dev/null
 	wait_workers 30 -eq 0 || say "$(workers) workers left after the flood"

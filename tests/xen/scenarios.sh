@@ -352,6 +352,17 @@ sc_hostile() {
 		domu_rmmod xcuda_hostile
 		wait_for 20 clean_state || { ho_why="$ho_why after xs_bad=$ho_k: $(states);"; break; }
 	done
+
+	# A SESSION_NEW flood without xcudad: every one refused, none hangs
+	xcudad_stop
+	domu 150 'n0=$(dmesg | grep -c "xcuda-hostile: DONE"); insmod /lib/xcuda/xcuda-hostile.ko cases=new-flood || exit 1; i=0; while [ $i -lt 200 ] && [ "$(dmesg | grep -c "xcuda-hostile: DONE")" = "$n0" ]; do sleep 0.5; i=$((i + 1)); done; dmesg | grep -e "xcuda-hostile: .*new-flood" -e "xcuda-hostile: DONE" | tail -n 3'
+	sed 's/^/RIG:   domu: /' "$W/domu.out"
+	grep -q 'no xcudad, every SESSION_NEW refused' "$W/domu.out" &&
+		grep -q 'DONE 1 passed, 0 failed' "$W/domu.out" ||
+		ho_why="$ho_why new-flood without xcudad: status ${DU_RC:-none}, $(tail -n 1 "$W/domu.out");"
+	domu_rmmod xcuda_hostile
+	wait_for 20 clean_state || ho_why="$ho_why after new-flood: $(states);"
+	xcudad_start || { fail "xcudad did not restart"; return; }
 	domu_ok 30 "insmod /lib/xcuda/xcuda-front.ko" || { fail "insmod xcuda-front: status $DU_RC"; return; }
 	if ! xcudad_alive; then
 		xcudad_start

@@ -11,6 +11,7 @@
  * linger-loop, which runs only when named in cases=, keeps every grant
  * of its sessions mapped while it ends them and asks for new ones: the
  * backend must keep charging them and refuse more.
+ * new-flood asks for sessions past max-sessions, with or without xcudad.
  * xs_bad=KIND publishes one bad xenstore node instead (ring-page-order 5,
  * a ring-ref that is no number, no ring-ref, a bad event channel, a wrong
  * protocol version, a grant ref it never granted): the backend must
@@ -71,6 +72,9 @@ MODULE_PARM_DESC(xs_bad, "publish one bad node: order5, ref-text, no-ref, evtchn
  * stay mapped after the refusal (xcuda-back is looked at meanwhile).
  */
 #define XH_LINGER_ROUNDS	40
+/* new-flood: SESSION_NEWs past max-sessions, and tries once they end. */
+#define XH_NEW_FLOOD_MORE	4
+#define XH_NEW_FLOOD_TRIES	50
 #define XH_LINGER_HOLD_MS	15000
 /*
  * Two commands of the wire protocol (spec/xcuda.calls, spec/cudart.calls),
@@ -275,14 +279,21 @@ static evtchn_port_t xh_port(void)
 	return alloc.port;
 }
 
-static void xh_close_ports(void)
+/* Closes the port of the last SESSION_NEW: the backend bound it or not. */
+static void xh_drop_port(void)
 {
 	struct evtchn_close close;
 
-	while (xh.nr_ports) {
+	if (xh.nr_ports) {
 		close.port = xh.ports[--xh.nr_ports];
 		HYPERVISOR_event_channel_op(EVTCHNOP_close, &close);
 	}
+}
+
+static void xh_close_ports(void)
+{
+	while (xh.nr_ports)
+		xh_drop_port();
 }
 
 static void xh_new_request(struct xcuda_request *req, u64 arena_size)
@@ -557,6 +568,82 @@ static void xh_flood(const char *name)
 	xh_expect(name, &req, -ENOENT, 0);
 }
 
+/*
+ * SESSION_NEW as fast as each is answered, past the device's
+ * max-sessions.  With xcudad, those up to it open and the rest are
+ * refused (-ENOSPC); once all are ended, one opens again.  Without
+ * xcudad, every one is refused (-EHOSTDOWN).  None goes unanswered.
+ */
+static void xh_new_flood(const char *name)
+{
+	unsigned int max, i, n = 0, down = 0, nospc = 0, other = 0;
+	struct xcuda_xsession_new_res res;
+	struct xcuda_response rsp, end;
+	struct xcuda_request req;
+	int err = 0, last = 0;
+	u32 *ids;
+
+	max = xenbus_read_unsigned(xh.dev->otherend, XCUDA_XS_MAX_SESSIONS,
+				   XCUDA_XEN_DEF_SESSIONS);
+	ids = kcalloc(max + XH_NEW_FLOOD_MORE, sizeof(*ids), GFP_KERNEL);
+	if (!ids) {
+		xh_fail(name, "out of memory");
+		return;
+	}
+	for (i = 0; i < max + XH_NEW_FLOOD_MORE; i++) {
+		xh_new_request(&req, XH_ARENA);
+		err = xh_call(&req, &rsp, XH_NEW_MS);
+		xh_drop_port();
+		if (err)
+			break;
+		if (!rsp.status) {
+			memcpy(&res, rsp.out, sizeof(res));
+			ids[n++] = res.session;
+		} else if (rsp.status == -EHOSTDOWN) {
+			down++;
+		} else if (rsp.status == -ENOSPC) {
+			nospc++;
+		} else {
+			other++;
+			last = rsp.status;
+		}
+	}
+	for (i = 0; i < n; i++)
+		xh_end_session(ids[i], &end);
+	kfree(ids);
+	if (err) {
+		xh_fail(name, "SESSION_NEW %u: no answer (%d)", n + down +
+			nospc + other, err);
+		return;
+	}
+	if (down == max + XH_NEW_FLOOD_MORE) {
+		pr_info("note: %s: no xcudad, every SESSION_NEW refused\n",
+			name);
+		xh_pass(name);
+		return;
+	}
+	if (n != max || nospc != XH_NEW_FLOOD_MORE || down || other) {
+		xh_fail(name, "max-sessions %u: %u opened, %u -ENOSPC, %u -EHOSTDOWN, %u else (%d)",
+			max, n, nospc, down, other, last);
+		return;
+	}
+	/* Their places come back as their workers close them. */
+	for (i = 0; i < XH_NEW_FLOOD_TRIES; i++) {
+		xh_new_request(&req, XH_ARENA);
+		err = xh_call(&req, &rsp, XH_NEW_MS);
+		xh_drop_port();
+		if (!err && !rsp.status) {
+			memcpy(&res, rsp.out, sizeof(res));
+			xh_end_session(res.session, &end);
+			xh_pass(name);
+			return;
+		}
+		msleep(200);
+	}
+	xh_fail(name, "no session opens after the flood ended (%d/%d)", err,
+		err ? 0 : rsp.status);
+}
+
 /* Last: claims more requests than the ring holds. */
 static void xh_req_prod(const char *name)
 {
@@ -740,7 +827,6 @@ static void xh_linger(const char *name)
 	struct xh_held *h, *tmp;
 	unsigned int i, opened = 0, grants = 0;
 	unsigned int max_sessions;
-	struct evtchn_close close;
 	LIST_HEAD(held);
 	int refused = 0, err;
 
@@ -751,10 +837,7 @@ static void xh_linger(const char *name)
 		xh_new_request(&req, XH_ARENA);
 		err = xh_call(&req, &rsp, XH_NEW_MS);
 		/* Its port: the backend has it bound or is done with it. */
-		if (xh.nr_ports) {
-			close.port = xh.ports[--xh.nr_ports];
-			HYPERVISOR_event_channel_op(EVTCHNOP_close, &close);
-		}
+		xh_drop_port();
 		if (err) {
 			xh_fail(name, "round %u: no answer (%d)", i, err);
 			goto out;
@@ -833,6 +916,7 @@ static const struct {
 	{ "op-zero", xh_op_zero },
 	{ "end-valid-session", xh_end_valid },
 	{ "end-foreign-session", xh_end_foreign },
+	{ "new-flood", xh_new_flood },
 	{ "notify-flood", xh_flood },
 	{ "req-prod-overflow", xh_req_prod },
 	{ "linger-loop", xh_linger, true },

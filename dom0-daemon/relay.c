@@ -133,7 +133,6 @@ struct xd_relay {
 	struct xd_up_gtab gtab;	/* graph copies' spans, per exec */
 	struct xd_up_span *gput;	/* the sender's: XCUDA_UP_GEXT_MAX */
 	struct xd_up_map map;	/* mapped page-locked memory */
-	struct xd_up_span *mruns;	/* under wlock: XCUDA_UP_MAX_OUT */
 	struct xd_rq *q;
 	unsigned int qhead, qlen, qcap;
 	uint64_t busy_since;	/* the clock when the list last filled */
@@ -375,28 +374,9 @@ static int xd_relay_put(struct xd_relay *r, const struct xcuda_request *req,
 static int xd_relay_xmap(struct xd_relay *r)
 {
 	struct xcuda_up_xmap f = { XCUDA_UP_XMAP_MAGIC, 0 };
-	unsigned int n, i;
-	int ret = 0;
 
-	if (!xd_up_map_any(&r->map))
-		return 0;
-	if (!r->mruns) {
-		r->mruns = malloc(XCUDA_UP_MAX_OUT * sizeof(*r->mruns));
-		if (!r->mruns)
-			return -ENOMEM;
-	}
-	xd_up_map_lock(&r->map);
-	while (!ret && (n = xd_up_map_diff_locked(&r->map, r->c->arena,
-						  r->mruns,
-						  XCUDA_UP_MAX_OUT))) {
-		f.nr = n;
-		ret = xd_up_wr_add(&r->wr, &f, sizeof(f));
-		for (i = 0; i < n && !ret; i++)
-			ret = xd_up_wr_ext(&r->wr, xd_up_map_shadow(&r->map),
-					   &r->mruns[i]);
-	}
-	xd_up_map_unlock(&r->map);
-	return ret;
+	return xd_up_map_send(&r->map, r->c->arena, &r->wr, &f, sizeof(f),
+			      &f.nr);
 }
 
 /*
@@ -969,7 +949,6 @@ out:
 	free(r->q);
 	xd_up_gtab_fini(&r->gtab);
 	free(r->gput);
-	free(r->mruns);
 	xd_up_map_fini(&r->map);
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->wlock);

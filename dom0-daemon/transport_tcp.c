@@ -130,9 +130,8 @@ struct xd_tcp {
 	unsigned int rqhead, rqlen, rqcap;
 	struct xd_up_span fspans[XD_UP_SPANS_MAX];	/* a trampoline's */
 	int put;		/* a PUT came: its GRAPH_LAUNCH must follow */
-	/* Mapped page-locked memory (up_mapped.h), and its runs to send. */
+	/* Mapped page-locked memory (up_mapped.h). */
 	struct xd_up_map map;
-	struct xd_up_span *mruns;	/* XCUDA_UP_MAX_OUT, under wlock */
 	uint64_t doff, dlen;	/* the request's data extent */
 };
 
@@ -798,29 +797,11 @@ static int xd_tcp_frame(struct xd_tcp *t, struct xd_chan *c,
 static int xd_tcp_send_mapped(struct xd_tcp *t, struct xd_chan *c)
 {
 	struct xcuda_up_rsp f;
-	unsigned int n, i;
-	int ret = 0;
 
-	if (!xd_up_map_any(&t->map))
-		return 0;
-	if (!t->mruns) {
-		t->mruns = malloc(XCUDA_UP_MAX_OUT * sizeof(*t->mruns));
-		if (!t->mruns)
-			return -ENOMEM;
-	}
 	memset(&f, 0, sizeof(f));
 	f.magic = XCUDA_UP_DATA_MAGIC;
-	xd_up_map_lock(&t->map);
-	while (!ret && (n = xd_up_map_diff_locked(&t->map, c->arena, t->mruns,
-						  XCUDA_UP_MAX_OUT))) {
-		f.nr_out = n;
-		ret = xd_up_wr_add(&t->wr, &f, sizeof(f));
-		for (i = 0; i < n && !ret; i++)
-			ret = xd_up_wr_ext(&t->wr, xd_up_map_shadow(&t->map),
-					   &t->mruns[i]);
-	}
-	xd_up_map_unlock(&t->map);
-	return ret;
+	return xd_up_map_send(&t->map, c->arena, &t->wr, &f, sizeof(f),
+			      &f.nr_out);
 }
 
 /* Every pending extent, in frames of their own; still pending if @keep. */
@@ -1121,7 +1102,6 @@ static void xd_tcp_close(struct xd_chan *c)
 	free(t->cur);
 	free(t->pend);
 	free(t->rq);
-	free(t->mruns);
 	xd_up_map_fini(&t->map);
 	free(t);
 	memset(c, 0, sizeof(*c));

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "xcuda/proto.h"
+#include "xcuda/upstream.h"
 #include "common/byte_runs.h"
 #include "up_mapped.h"
 
@@ -25,6 +26,7 @@ void xd_up_map_fini(struct xd_up_map *m)
 {
 	if (m->shadow)
 		munmap(m->shadow, m->size);
+	free(m->runs);
 	free(m->pin);
 	pthread_mutex_destroy(&m->lock);
 	memset(m, 0, sizeof(*m));
@@ -279,4 +281,29 @@ unsigned int xd_up_map_diff_locked(struct xd_up_map *m, const uint8_t *arena,
 		m->cpos = 0;
 	}
 	return n;
+}
+
+int xd_up_map_send(struct xd_up_map *m, const uint8_t *arena,
+		   struct xd_up_wr *w, const void *head, size_t hlen,
+		   uint32_t *nr)
+{
+	unsigned int n, i;
+	int ret = 0;
+
+	if (!xd_up_map_any(m))
+		return 0;
+	pthread_mutex_lock(&m->lock);
+	if (!m->runs)
+		m->runs = malloc(XCUDA_UP_MAX_OUT * sizeof(*m->runs));
+	if (!m->runs)
+		ret = -ENOMEM;
+	while (!ret && (n = xd_up_map_diff_locked(m, arena, m->runs,
+						  XCUDA_UP_MAX_OUT))) {
+		*nr = n;
+		ret = xd_up_wr_add(w, head, hlen);
+		for (i = 0; i < n && !ret; i++)
+			ret = xd_up_wr_ext(w, m->shadow, &m->runs[i]);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return ret;
 }

@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "up_link.h"
 #include "up_spans.h"
 
 /* A pinned extent of the arena, and whether it is mapped. */
@@ -57,6 +58,7 @@ struct xd_up_map {
 	/* Where the diff goes on (diff_locked). */
 	unsigned int ci;
 	uint64_t cpos;
+	struct xd_up_span *runs;	/* xd_up_map_send's, under @lock */
 };
 
 void xd_up_map_init(struct xd_up_map *m, uint64_t arena_size);
@@ -114,15 +116,21 @@ void xd_up_map_mirror(struct xd_up_map *m, const uint8_t *arena,
 /*
  * The next runs of mapped bytes in which @arena differs from the shadow
  * (all of a fresh extent), at most @max of them into @out, each copied
- * into the shadow: send them from the shadow (xd_up_map_shadow).  0 once
+ * into the shadow: send them from the shadow (xd_up_map_send does).  0 once
  * every mapped extent was looked at; the next call starts again.
  */
 unsigned int xd_up_map_diff_locked(struct xd_up_map *m, const uint8_t *arena,
 				   struct xd_up_span *out, unsigned int max);
 
-static inline const uint8_t *xd_up_map_shadow(const struct xd_up_map *m)
-{
-	return m->shadow;
-}
+/*
+ * Every run xd_up_map_diff_locked() finds, into @w from the shadow, in
+ * frames: @hlen bytes at @head, whose count *@nr (within @head) is set to
+ * the runs that follow, each a struct xcuda_up_ext and its bytes.  The
+ * relay's XMAP frames and the server's data frames alike.  0 or a
+ * negative errno.
+ */
+int xd_up_map_send(struct xd_up_map *m, const uint8_t *arena,
+		   struct xd_up_wr *w, const void *head, size_t hlen,
+		   uint32_t *nr);
 
 #endif /* XCUDAD_UP_MAPPED_H */

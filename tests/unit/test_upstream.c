@@ -1196,6 +1196,27 @@ static void *hs_relay(void *arg)
 	return NULL;
 }
 
+/*
+ * The server's end of a tcp channel over a socket pair, @h's relay
+ * shaking hands on sv[1]: xd_tcp_accept's status.
+ */
+static int chan_accept(struct xd_chan *c, int sv[2], uint32_t session,
+		       struct hs *h)
+{
+	struct xd_tcp_conf conf = { &key, 0 };
+	pthread_t th;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	REQUIRE_MSG(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+		    "socketpair", "%s", strerror(errno));
+	h->fd = sv[1];
+	pthread_create(&th, NULL, hs_relay, h);
+	ret = xd_tcp_accept(sv[0], c, &conf, session);
+	pthread_join(th, NULL);
+	return ret;
+}
+
 static void reply_ok(struct xd_chan *c, const struct xcuda_request *req,
 		     int status)
 {
@@ -1326,7 +1347,6 @@ static void check_mapped(void)
  */
 static void check_chan_mapped(void)
 {
-	struct xd_tcp_conf conf = { &key, 0 };
 	struct xcuda_echo_args echo = { 0, 1, 0, 0 };
 	struct xcuda_arena_pin_args pa = { 0, 0 };
 	struct xcuda_up_ext x[2] = { { 65536 + 10, 100, 100, 1 },
@@ -1337,17 +1357,10 @@ static void check_chan_mapped(void)
 	static uint8_t buf[1 << 16];
 	struct hs h = { -1, -1, { 0, 0, 0 }, NULL, 0 };
 	struct xd_chan c;
-	pthread_t th;
 	int sv[2], ret, runs = 0, other = 0, frames = 0;
 	unsigned int i;
 
-	memset(&c, 0, sizeof(c));
-	REQUIRE_MSG(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
-		    "socketpair", "%s", strerror(errno));
-	h.fd = sv[1];
-	pthread_create(&th, NULL, hs_relay, &h);
-	ret = xd_tcp_accept(sv[0], &c, &conf, 0x7cau);
-	pthread_join(th, NULL);
+	ret = chan_accept(&c, sv, 0x7cau, &h);
 	REQUIRE_MSG(!ret && !h.ret && !h.w.status, "tcp channel (mapped): "
 		    "handshake", "accept %d relay %d", ret, h.ret);
 
@@ -1422,7 +1435,6 @@ static void check_chan_mapped(void)
 
 static void check_chan(void)
 {
-	struct xd_tcp_conf conf = { &key, 0 };
 	struct xcuda_up_ext e[4];
 	struct xcuda_up_rsp f;
 	struct xcuda_request req, got;
@@ -1432,17 +1444,10 @@ static void check_chan(void)
 	static uint8_t buf[1 << 16], in[1 << 16];
 	struct xd_chan c;
 	struct hs h = { -1, -1, { 0, 0, 0 }, NULL, 0 };
-	pthread_t th;
 	int sv[2], ret;
 	unsigned int i;
 
-	memset(&c, 0, sizeof(c));
-	REQUIRE_MSG(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
-		    "socketpair", "%s", strerror(errno));
-	h.fd = sv[1];
-	pthread_create(&th, NULL, hs_relay, &h);
-	ret = xd_tcp_accept(sv[0], &c, &conf, 0x7c9u);
-	pthread_join(th, NULL);
+	ret = chan_accept(&c, sv, 0x7c9u, &h);
 	REQUIRE_MSG(!ret && !h.ret && !h.w.status && h.w.session == 0x7c9u &&
 		    h.w.arena_size == 1u << 20 && c.arena_size == 1u << 20 &&
 		    (c.flags & XD_CHAN_REMOTE), "tcp channel: handshake",
@@ -1727,7 +1732,6 @@ static int send_done(int fd, uint32_t slot, uint32_t done, uint32_t nr_ext)
 
 static void check_chan_hostfn(void)
 {
-	struct xd_tcp_conf conf = { &key, 0 };
 	struct xcuda_echo_args echo = { 0, 1, 0, 0 };
 	struct xcuda_hostfn_area *a;
 	struct xcuda_request req, got;
@@ -1738,16 +1742,9 @@ static void check_chan_hostfn(void)
 	struct hs h = { -1, -1, { 0, 0, 0 }, NULL, 0 };
 	struct xd_chan c;
 	char pay[16];
-	pthread_t th;
 	int sv[2], ret, i;
 
-	memset(&c, 0, sizeof(c));
-	REQUIRE_MSG(!socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
-		    "socketpair", "%s", strerror(errno));
-	h.fd = sv[1];
-	pthread_create(&th, NULL, hs_relay, &h);
-	ret = xd_tcp_accept(sv[0], &c, &conf, 0x7caU);
-	pthread_join(th, NULL);
+	ret = chan_accept(&c, sv, 0x7caU, &h);
 	REQUIRE_MSG(!ret && !h.ret && c.ops->hostfn_setup &&
 		    c.ops->hostfn_publish && c.ops->hostfn_wait,
 		    "tcp channel (host functions): handshake, the ops",

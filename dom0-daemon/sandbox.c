@@ -281,9 +281,8 @@ int xd_sandbox_seccomp(void)
 		}
 	}
 	/* Threads only, in no new namespace; fork is refused (EPERM). */
-	XD_RULE(ctx, SCMP_ACT_ALLOW, clone, 2,
-		SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD),
-		SCMP_A0(SCMP_CMP_MASKED_EQ, ns, 0));
+	XD_RULE(ctx, SCMP_ACT_ALLOW, clone, 1,
+		SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD | ns, CLONE_THREAD));
 	XD_RULE(ctx, SCMP_ACT_KILL_PROCESS, clone, 1,
 		SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
 	/* Its flags are in memory, out of the filter's sight. */

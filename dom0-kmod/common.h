@@ -153,7 +153,6 @@ struct xcb_ctl {
 	unsigned int nr_gone;
 	struct list_head pending;	/* sessions with new_pending */
 	wait_queue_head_t wq;
-	u64 next_token;
 };
 
 extern struct xcb_ctl xcb_ctl;

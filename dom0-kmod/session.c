@@ -22,6 +22,7 @@
 #include <linux/highmem.h>
 #include <linux/interrupt.h>
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -415,6 +416,26 @@ static void xcb_session_timeout(struct work_struct *work)
 	xcb_session_put(s);
 }
 
+/*
+ * An attach token nobody can guess from the ones seen before: random,
+ * nonzero, unlike every pending one.  Under xcb_ctl.lock.
+ */
+static u64 xcb_new_token(void)
+{
+	struct xcb_session *s;
+	u64 token;
+
+	lockdep_assert_held(&xcb_ctl.lock);
+again:
+	token = get_random_u64();
+	if (!token)
+		goto again;
+	list_for_each_entry(s, &xcb_ctl.pending, pending_node)
+		if (s->token == token)
+			goto again;
+	return token;
+}
+
 void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 {
 	const struct xcuda_req_hdr *h = &req->hdr;
@@ -478,7 +499,7 @@ void xcb_session_new(struct xcb_dev *dev, const struct xcuda_request *req)
 	}
 	/* The reference from alloc is now the slot's. */
 	s->new_pending = true;
-	s->token = ++xcb_ctl.next_token;
+	s->token = xcb_new_token();
 	list_add_tail(&s->pending_node, &xcb_ctl.pending);
 	s->ev.ev = (struct xcuda_back_event) {
 		.type = XCUDA_BACK_EV_SESSION,

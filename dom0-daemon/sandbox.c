@@ -20,14 +20,19 @@
  * anything else not listed fails with EPERM (clone3 with ENOSYS, so that
  * the C library falls back to clone, whose flags we can check).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <linux/capability.h>
+#include <linux/landlock.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -51,9 +56,10 @@ static int xd_bounding_drop(void)
 		if (r < 0)
 			break;		/* past the kernel's last capability */
 		if (r && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
-			err = -1;
+			err = errno;
 	}
-	return err;
+	errno = err;
+	return err ? -1 : 0;
 }
 
 /* 1 while any capability is left in the bounding set. */
@@ -329,6 +335,98 @@ fail:
 	return -1;
 }
 
+#define XD_LL_RW	(LANDLOCK_ACCESS_FS_READ_FILE | \
+			 LANDLOCK_ACCESS_FS_WRITE_FILE)
+
+/* Allows reading and writing beneath every entry of @dir but @skip. */
+static int xd_landlock_dir(int rs, const char *dir, const char *skip,
+			   const struct stat *keep, unsigned int nkeep)
+{
+	struct landlock_path_beneath_attr pb = { .allowed_access = XD_LL_RW };
+	struct dirent *e;
+	struct stat st;
+	unsigned int i;
+	DIR *d = opendir(dir);
+	int err = 0;
+
+	if (!d)
+		return -1;
+	while (!err && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    !strcmp(e->d_name, skip))
+			continue;
+		/* Symbolic links are followed: the rule is on the target. */
+		pb.parent_fd = openat(dirfd(d), e->d_name, O_PATH | O_CLOEXEC);
+		if (pb.parent_fd < 0)
+			continue;	/* dangling, or gone meanwhile */
+		if (fstat(pb.parent_fd, &st))
+			goto next;
+		/* A link to the file or to a directory above it: no rule. */
+		for (i = 0; i < nkeep; i++)
+			if (st.st_dev == keep[i].st_dev &&
+			    st.st_ino == keep[i].st_ino)
+				goto next;
+		if (syscall(SYS_landlock_add_rule, rs,
+			    LANDLOCK_RULE_PATH_BENEATH, &pb, 0))
+			err = -1;
+next:
+		close(pb.parent_fd);
+	}
+	closedir(d);
+	return err;
+}
+
+/*
+ * Landlock: the worker may open for reading or writing everything but
+ * @path (and what is created after this in the directories above it).
+ * 0, 1 when the kernel has no Landlock, -1 on failure.
+ */
+static int xd_landlock_deny(const char *path)
+{
+	struct landlock_ruleset_attr ra = { .handled_access_fs = XD_LL_RW };
+	char dir[PATH_MAX], comp[NAME_MAX + 1];
+	struct stat keep[64];
+	unsigned int nkeep = 0;
+	size_t i, len = strlen(path), n;
+	int rs, err = 0;
+
+	if (syscall(SYS_landlock_create_ruleset, NULL, 0,
+		    LANDLOCK_CREATE_RULESET_VERSION) < 1)
+		return 1;
+	if (path[0] != '/' || len >= sizeof(dir) || strstr(path, "/.") ||
+	    strstr(path, "//"))
+		return -1;
+	/* The directories above @path, and @path itself, as they are now. */
+	for (i = 0; i <= len && nkeep < 63; i++) {
+		if (path[i] != '/' && path[i])
+			continue;
+		memcpy(dir, path, i ? i : 1);
+		dir[i ? i : 1] = 0;
+		if (!stat(dir, &keep[nkeep]))
+			nkeep++;
+	}
+	rs = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof(ra), 0);
+	if (rs < 0)
+		return -1;
+	/* Every entry of each directory above, but the one on the way. */
+	for (i = 0; i < len && !err; i++) {
+		if (path[i] != '/')
+			continue;
+		n = strcspn(path + i + 1, "/");
+		if (!n || n > NAME_MAX)
+			continue;
+		memcpy(comp, path + i + 1, n);
+		comp[n] = 0;
+		memcpy(dir, path, i ? i : 1);
+		dir[i ? i : 1] = 0;
+		err = xd_landlock_dir(rs, dir, comp, keep, nkeep);
+	}
+	if (!err && syscall(SYS_landlock_restrict_self, rs, 0))
+		err = -1;
+	close(rs);
+	return err;
+}
+
 int xd_sandbox_enter(const struct xd_sandbox *sb, long domid)
 {
 	const char *env = getenv(XD_NO_SECCOMP_ENV);
@@ -361,6 +459,24 @@ int xd_sandbox_enter(const struct xd_sandbox *sb, long domid)
 		xd_log(XD_LOG_ERROR, "cannot become undumpable: %s",
 		       strerror(errno));
 		return -1;
+	}
+	/*
+	 * Not root: the worker has the daemon's uid, so file modes do not
+	 * keep it out of the daemon's device (/dev/xcuda-back); Landlock
+	 * does.  As root, its own uid and no capability do.
+	 */
+	if (!sb->user->active && sb->deny) {
+		int r = xd_landlock_deny(sb->deny);
+
+		if (r < 0) {
+			xd_log(XD_LOG_ERROR, "Landlock: cannot keep the worker "
+			       "out of %s", sb->deny);
+			return -1;
+		}
+		if (r > 0)
+			xd_log_ratelimited(XD_LOG_WARN, "no Landlock in this "
+					   "kernel: a worker of the daemon's "
+					   "uid may open %s", sb->deny);
 	}
 	if (no_seccomp) {
 		xd_log(XD_LOG_WARN, "no seccomp filter (--no-seccomp or "

@@ -17,6 +17,12 @@
 struct xd_sandbox {
 	const struct xd_user *user;	/* whom workers become (privdrop.h) */
 	int no_seccomp;			/* --no-seccomp: debugging only */
+	/*
+	 * A file that a worker of the daemon's own uid (a non-root
+	 * daemon) must not open: the Xen backend's device.  Landlock keeps
+	 * it out; NULL: none.
+	 */
+	const char *deny;
 };
 
 /*
@@ -24,7 +30,8 @@ struct xd_sandbox {
  * becomes the user of domain @domid (-1: not a Xen domain, the shared
  * user), drops every capability (bounding, effective, permitted,
  * inheritable, ambient), sets PR_SET_NO_NEW_PRIVS, leaves the daemon's
- * session and terminal, becomes undumpable and loads the seccomp
+ * session and terminal, becomes undumpable, is kept out of @sb->deny
+ * by Landlock when it keeps the daemon's uid, and loads the seccomp
  * filter.  Returns 0, or -1 (logged) when any step failed: the worker
  * must then end without serving.
  */

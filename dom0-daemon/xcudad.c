@@ -829,6 +829,7 @@ int main(int argc, char **argv)
 		}
 	}
 	d.sandbox.user = &d.user;
+	d.sandbox.deny = d.xen_device ? d.xen_device : XD_XEN_DEVICE;
 	xd_sandbox_describe(&d.sandbox);
 	/*
 	 * Not root: the workers share our uid, so nothing of ours may be

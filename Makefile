@@ -55,6 +55,9 @@ CUDART    := -L$(CUDA_HOME)/lib64 -lcudart -Wl,-rpath,$(CUDA_HOME)/lib64
 # The upstream link's HMAC-SHA256 (dom0-daemon/up_link.c): OpenSSL's
 # libcrypto, Debian's libssl-dev.
 CRYPTO    := -lcrypto
+# The workers' seccomp filter (dom0-daemon/sandbox.c): Debian's
+# libseccomp-dev.
+SECCOMP   := -lseccomp
 
 # guest-lib: api_*.c export the CUDA runtime API; the rest is internals
 # that unit tests may link too.
@@ -386,7 +389,7 @@ $(B)/libxcdaemon.a: $(call obj,$(DAEMON_INT))
 
 $(XCUDAD): $(B)/dom0-daemon/xcudad.o $(B)/libxcdaemon.a
 	@mkdir -p $(dir $@)
-	$(CC) -pthread -o $@ $^ $(LDFLAGS) $(CUDART) $(CRYPTO)
+	$(CC) -pthread -o $@ $^ $(LDFLAGS) $(CUDART) $(CRYPTO) $(SECCOMP)
 
 # The admin's ping and echo: the guest library's internals, no CUDA;
 # status reads the daemon's GPU memory table (gpumem.c alone).
@@ -417,7 +420,7 @@ $(B)/tests/%: tests/unit/%.c $(B)/libxcguest.a $(B)/libxcdaemon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(XCFLAGS) -o $@ $< \
 		$(B)/libxcguest.a $(B)/libxcdaemon.a $(LDFLAGS) $(CUDART) \
-		$(CRYPTO)
+		$(CRYPTO) $(SECCOMP)
 
 # libFuzzer harnesses (tests/fuzz/fuzz_TARGET.c) over the daemon's real
 # sources, compiled again by clang with coverage, ASan and UBSan into
@@ -444,7 +447,7 @@ $(FUZZ_B)/libxcdaemon.a: $(FUZZ_OBJ)
 $(FUZZ_B)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_B)/libxcdaemon.a
 	$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(CSTD) $(WARN) $(FUZZ_CFLAGS) \
 		-fsanitize=fuzzer -pthread -MMD -MP -o $@ $< \
-		$(FUZZ_B)/libxcdaemon.a $(CUDART) $(CRYPTO)
+		$(FUZZ_B)/libxcdaemon.a $(CUDART) $(CRYPTO) $(SECCOMP)
 
 fuzzers: $(FUZZ_BIN)
 

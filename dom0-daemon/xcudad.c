@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -37,6 +38,7 @@
 #include "log.h"
 #include "privdrop.h"
 #include "relay.h"
+#include "sandbox.h"
 #include "supervise.h"
 #include "transport_local.h"
 #include "transport_tcp.h"
@@ -80,6 +82,8 @@ struct xd_daemon {
 	const char *xen_device;
 	int xfd;		/* /dev/xcuda-back's control file, or -1 */
 	struct xd_user user;
+	const char *uid_range;	/* --uid-range FIRST-LAST, or NULL */
+	struct xd_sandbox sandbox;
 	struct xd_super super;
 	int lfd;
 	int sfd;
@@ -135,6 +139,12 @@ static void xd_usage(FILE *f)
 "                       " XCUDA_LOCAL_SOCKET_DEFAULT ")\n"
 "  --user NAME          workers run as NAME when started as root (default\n"
 "                       " XD_DEFAULT_USER "; 'nobody' if it does not exist)\n"
+"  --uid-range F-L      (root) the worker of Xen domain D runs as uid F+D\n"
+"                       (group and groups of --user) while F+D <= L; other\n"
+"                       sessions, and domains past L (logged), as --user.\n"
+"                       Reserve the range: no account may own its uids\n"
+"  --no-seccomp         workers run without their seccomp filter (for\n"
+"                       debugging only; env " XD_NO_SECCOMP_ENV "=1 too)\n"
 "  --max-arena MB       largest arena a guest may map (default %d, at most\n"
 "                       %d)\n"
 "  --max-ring-order N   largest ring, 2^N pages (default %d, at most %d)\n"
@@ -208,10 +218,13 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 	enum { O_SOCKET = 256, O_USER, O_ARENA, O_RING, O_SESSIONS,
 	       O_SYSLOG, O_XEN_DEVICE, O_NO_XEN, O_LISTEN, O_UPSTREAM,
 	       O_KEY, O_LOCAL, O_UID, O_DOMAIN, O_RATE, O_GPUMEM,
-	       O_LOCAL_GPUMEM, O_PAGEABLE, O_DEADLINE };
+	       O_LOCAL_GPUMEM, O_PAGEABLE, O_DEADLINE, O_UID_RANGE,
+	       O_NO_SECCOMP };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "user", required_argument, NULL, O_USER },
+		{ "uid-range", required_argument, NULL, O_UID_RANGE },
+		{ "no-seccomp", no_argument, NULL, O_NO_SECCOMP },
 		{ "max-arena", required_argument, NULL, O_ARENA },
 		{ "max-ring-order", required_argument, NULL, O_RING },
 		{ "max-sessions", required_argument, NULL, O_SESSIONS },
@@ -269,6 +282,17 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 			break;
 		case O_USER:
 			d->user_name = optarg;
+			break;
+		case O_UID_RANGE: {
+			uid_t first, last;
+
+			if (xd_uid_range_parse(optarg, &first, &last))
+				goto bad;
+			d->uid_range = optarg;
+			break;
+		}
+		case O_NO_SECCOMP:
+			d->sandbox.no_seccomp = 1;
 			break;
 		case O_ARENA:
 			if (xd_parse_uint(optarg, 1, XD_MAX_ARENA_MB, &v))
@@ -380,6 +404,8 @@ bad:
 		c == O_UID ? "max-uid-sessions" :
 		c == O_DOMAIN ? "max-domain-sessions" :
 		c == O_RATE ? "max-session-rate" :
+		c == O_UID_RANGE ? "uid-range (FIRST-LAST, 0 < FIRST <= "
+				   "LAST)" :
 		c == O_DEADLINE ? "request-deadline" : "max-sessions");
 	return -1;
 }
@@ -541,7 +567,7 @@ static int xd_local_body(void *arg, uint32_t session)
 	struct xd_chan c;
 	int ret;
 
-	if (xd_user_drop(&lc->d->user)) {
+	if (xd_sandbox_enter(&lc->d->sandbox, -1)) {
 		xd_refuse(lc->fd, -EPERM);
 		return 1;
 	}
@@ -666,7 +692,7 @@ static int xd_xen_body(void *arg, uint32_t session)
 
 	(void)session;
 	/* Everything after ATTACH works without privilege. */
-	if (xd_user_drop(&xc->d->user))
+	if (xd_sandbox_enter(&xc->d->sandbox, (long)xc->ev.domid))
 		return 1;
 	ret = xd_xen_accept(xc->fd, &c, &xc->ev);
 	if (ret) {
@@ -693,7 +719,7 @@ static int xd_tcp_body(void *arg, uint32_t session)
 	struct xd_chan c;
 
 	/* Before a byte from the network is read. */
-	if (xd_user_drop(&tc->d->user))
+	if (xd_sandbox_enter(&tc->d->sandbox, -1))
 		return 1;
 	if (xd_tcp_accept(tc->fd, &c, &conf, session))
 		return 2;
@@ -1015,6 +1041,26 @@ int main(int argc, char **argv)
 	xd_log_setup(d.level, d.use_syslog);
 	if (xd_user_resolve(&d.user, d.user_name))
 		return 1;
+	if (d.uid_range && d.user.active) {
+		xd_uid_range_parse(d.uid_range, &d.user.range_first,
+				   &d.user.range_last);
+		if (d.user.range_first <= d.user.uid &&
+		    d.user.uid <= d.user.range_last) {
+			xd_log(XD_LOG_ERROR, "--uid-range %s holds the uid of "
+			       "'%s'", d.uid_range, d.user.name);
+			return 1;
+		}
+	}
+	d.sandbox.user = &d.user;
+	d.sandbox.deny = d.xen_device ? d.xen_device : XD_XEN_DEVICE;
+	xd_sandbox_describe(&d.sandbox);
+	/*
+	 * Not root: the workers share our uid, so nothing of ours may be
+	 * open to them (/proc/PID/mem, ptrace): we are not dumpable.
+	 */
+	if (!d.user.active && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+		xd_log(XD_LOG_WARN, "cannot become undumpable: %s",
+		       strerror(errno));
 	if (xd_super_init(&d.super, d.max_sessions) ||
 	    xd_signals(&d, &old)) {
 		xd_log(XD_LOG_ERROR, "cannot start: %s", strerror(errno));

@@ -59,6 +59,17 @@ skip_suite() {
 	echo "  SKIP $1: $2"
 	skip=$((skip + 1))
 }
+# The workers' sandbox once more as a daemon that is not root: its
+# workers keep its uid, and only the sandbox keeps them apart.
+nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+if [ "$(id -u)" -ne 0 ]; then
+	skip_suite test_sandbox-nobody "not root: the run above was not root"
+elif ! command -v setpriv >/dev/null ||
+     ! "${nobody[@]}" test -x "$B/tests/test_sandbox"; then
+	skip_suite test_sandbox-nobody "uid 65534 cannot run $B/tests/test_sandbox here"
+else
+	run_suite test_sandbox-nobody "${nobody[@]}" "$B/tests/test_sandbox"
+fi
 if ls /usr/src/linux-source-*.tar.xz >/dev/null 2>&1; then
 	run_suite checkpatch tools/checkpatch.sh "$B"
 else

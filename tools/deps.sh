@@ -13,6 +13,8 @@ need binutils command -v nm
 need gawk command -v awk
 need python3-clang-14 /usr/bin/python3 -c "import clang.cindex"
 need libssl-dev test -e /usr/include/openssl/hmac.h
+# The workers' seccomp filter (dom0-daemon/sandbox.c).
+need libseccomp-dev test -e /usr/include/seccomp.h
 # The fuzzers (tests/fuzz/): clang and its libFuzzer runtime.
 need clang command -v clang
 need libclang-rt-14-dev sh -c \

@@ -143,14 +143,17 @@ static int xd_local_take_fd(struct xd_chan *c, uint32_t tag)
 	return -ENOENT;
 }
 
-/* The handshake socket hangs up (or reads) only once the guest has gone. */
+/*
+ * The socket hangs up only once the guest has gone.  A message waiting
+ * on it is no sign: the guest sends descriptors there (take_fd).
+ */
 static int xd_local_peer_gone(struct xd_chan *c)
 {
 	struct xd_local *l = c->priv;
-	struct pollfd p = { .fd = l->ring.end.sock,
-			    .events = POLLIN | POLLRDHUP };
+	struct pollfd p = { .fd = l->ring.end.sock, .events = POLLRDHUP };
 
-	return poll(&p, 1, 0) > 0 && p.revents;
+	return poll(&p, 1, 0) > 0 &&
+	       (p.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL));
 }
 
 static const struct xd_chan_ops xd_local_ops = {

@@ -1,67 +1,100 @@
 // SPDX-License-Identifier: MIT
 /*
- * The request deadline (watchdog.h).
+ * The watch over a request that does not end (watchdog.h).
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "common/ring_wait.h"
 #include "log.h"
+#include "transport.h"
 #include "validate.h"
 #include "watchdog.h"
 
-static uint64_t xd_wd_since;	/* atomic: the request's start, 0: idle */
-static uint16_t xd_wd_op;	/* atomic: its op */
-static uint64_t xd_wd_ns;
+/*
+ * The worker's thread counts requests and says which one runs (0:
+ * none); the watch sees one that has not moved over whole naps.
+ */
+static uint64_t xd_wd_count;	/* atomic */
+static uint16_t xd_wd_op;	/* atomic */
+static uint64_t xd_wd_nap_ns;
+static uint64_t xd_wd_deadline_ns;
+static struct xd_chan *xd_wd_chan;
 
 void xd_watchdog_note(uint16_t op)
 {
-	if (!xd_wd_ns)
-		return;
-	__atomic_store_n(&xd_wd_op, op, __ATOMIC_RELAXED);
-	__atomic_store_n(&xd_wd_since, op ? xr_now_ns() : 0,
-			 __ATOMIC_RELEASE);
+	/* One writer: no read-modify-write needed. */
+	__atomic_store_n(&xd_wd_count,
+			 __atomic_load_n(&xd_wd_count, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&xd_wd_op, op, __ATOMIC_RELEASE);
+}
+
+static int xd_wd_guest_gone(void)
+{
+	struct xd_chan *c = xd_wd_chan;
+
+	return c && c->ops && c->ops->peer_gone && c->ops->peer_gone(c);
 }
 
 static void *xd_wd_thread(void *arg)
 {
-	/* A quarter of the deadline, at most a second, between looks. */
-	uint64_t nap = xd_wd_ns / 4 < 1000000000u ? xd_wd_ns / 4 : 1000000000u;
-	struct timespec ts = { (time_t)(nap / 1000000000u),
-			       (long)(nap % 1000000000u) };
-	uint64_t since, now;
+	struct timespec ts = { (time_t)(xd_wd_nap_ns / 1000000000u),
+			       (long)(xd_wd_nap_ns % 1000000000u) };
+	uint64_t count, seen = 0, ran = 0;
+	uint16_t op;
 
 	(void)arg;
 	for (;;) {
 		nanosleep(&ts, NULL);
-		since = __atomic_load_n(&xd_wd_since, __ATOMIC_ACQUIRE);
-		now = xr_now_ns();
-		if (!since || now < since || now - since <= xd_wd_ns)
+		op = __atomic_load_n(&xd_wd_op, __ATOMIC_ACQUIRE);
+		count = __atomic_load_n(&xd_wd_count, __ATOMIC_RELAXED);
+		if (!op || count != seen) {
+			/* Idle, or another request since the last look. */
+			seen = count;
+			ran = 0;
 			continue;
-		xd_log(XD_LOG_ERROR, "a %s request has run for %.1f s, past "
-		       "the deadline of %llu s (--request-deadline): ending "
-		       "the session", xd_op_name(__atomic_load_n(&xd_wd_op,
-							     __ATOMIC_RELAXED)),
-		       (double)(now - since) / 1e9,
-		       (unsigned long long)(xd_wd_ns / 1000000000u));
-		_exit(XD_WATCHDOG_EXIT);
+		}
+		/* The same request at two looks: it ran a whole nap. */
+		ran += xd_wd_nap_ns;
+		if (ran >= 1000000000u && xd_wd_guest_gone()) {
+			xd_log(XD_LOG_WARN, "the guest went during a %s "
+			       "request (%.0f s and more): ending the session",
+			       xd_op_name(op), (double)ran / 1e9);
+			_exit(XD_WATCHDOG_GONE);
+		}
+		if (xd_wd_deadline_ns && ran >= xd_wd_deadline_ns) {
+			xd_log(XD_LOG_ERROR, "a %s request has run for %.1f s "
+			       "and more, past the deadline of %llu s "
+			       "(--request-deadline): ending the session",
+			       xd_op_name(op), (double)ran / 1e9,
+			       (unsigned long long)(xd_wd_deadline_ns /
+						    1000000000u));
+			_exit(XD_WATCHDOG_EXIT);
+		}
 	}
 	return NULL;
 }
 
-int xd_watchdog_start(unsigned int deadline_s)
+int xd_watchdog_start(struct xd_chan *c, unsigned int deadline_s)
 {
 	pthread_t t;
 	int err;
 
-	if (!deadline_s)
+	xd_wd_chan = c && c->ops && c->ops->peer_gone ? c : NULL;
+	if (!deadline_s && !xd_wd_chan)
 		return 0;
-	xd_wd_ns = (uint64_t)deadline_s * 1000000000u;
+	xd_wd_deadline_ns = (uint64_t)deadline_s * 1000000000u;
+	/* A quarter of the deadline, at most a second, between looks. */
+	xd_wd_nap_ns = 1000000000u;
+	if (deadline_s && xd_wd_deadline_ns / 4 < xd_wd_nap_ns)
+		xd_wd_nap_ns = xd_wd_deadline_ns / 4;
 	err = pthread_create(&t, NULL, xd_wd_thread, NULL);
 	if (err) {
-		xd_wd_ns = 0;
+		xd_wd_chan = NULL;
+		xd_wd_deadline_ns = 0;
 		return -err;
 	}
 	pthread_detach(t);

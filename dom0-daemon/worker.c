@@ -271,9 +271,10 @@ int xd_worker_run(struct xd_chan *c)
 	xd_log_set_session(c->session);
 	xd_log(XD_LOG_DEBUG, "serving, arena %llu bytes",
 	       (unsigned long long)c->arena_size);
-	ret = xd_watchdog_start(xd_worker_deadline_s);
+	ret = xd_watchdog_start(c, xd_worker_deadline_s);
 	if (ret)
-		xd_log(XD_LOG_WARN, "no request deadline: %s", strerror(-ret));
+		xd_log(XD_LOG_WARN, "no watch over long requests: %s",
+		       strerror(-ret));
 	while (!end) {
 		ret = c->ops->next(c, &req, -1);
 		if (ret == 0)

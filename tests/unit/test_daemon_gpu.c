@@ -55,6 +55,17 @@ static const char ptx[] =
 ".visible .entry xc_noargs()\n"
 "{\n"
 "	ret;\n"
+"}\n"
+".visible .global .align 4 .u32 xc_stop;\n"
+".visible .entry xc_spin()\n"
+"{\n"
+"	.reg .pred %p<2>;\n"
+"	.reg .b32 %r<2>;\n"
+"SPIN:\n"
+"	ld.volatile.global.u32 %r1, [xc_stop];\n"
+"	setp.eq.u32 %p1, %r1, 0;\n"
+"	@%p1 bra SPIN;\n"
+"	ret;\n"
 "}\n";
 
 #define N		1000
@@ -640,6 +651,61 @@ static void test_reset(uint32_t stream)
 	CHECK_EQ(st, 0, "modules survive the reset");
 }
 
+/*
+ * Last: a kernel that never ends, waited for, and a guest that goes
+ * meanwhile (its end of the channel closes, as when it is killed).  The
+ * worker must not wait for the GPU forever: it ends, and the GPU memory
+ * it held returns.
+ */
+static void test_never_ending(void)
+{
+	struct xcuda_malloc_args m = { 256u << 20 };
+	struct xcuda_func_get_res fr = { 0 };
+	struct xcuda_request req;
+	size_t free0 = 0, free1 = 0, free2 = 0, total = 0;
+	uint64_t dptr = 0;
+	long t0, waited;
+	uint32_t mod;
+	pid_t pid;
+	int st;
+
+	pid = worker_pid(t.session);
+	mod = upload(&st);
+	st |= symbol(XCUDA_OP_FUNC_GET, mod, "xc_spin", &fr, sizeof(fr));
+	CHECK_MSG(!st && pid > 0, "spinning kernel found", "status %d pid %d",
+		  st, (int)pid);
+	if (st || pid <= 0)
+		return;
+	cudaMemGetInfo(&free0, &total);
+	st = OP(XCUDA_OP_MALLOC, m, dptr);
+	st |= launch(fr.handle, 0, NULL, 0, 0, 0);
+	cudaMemGetInfo(&free1, &total);
+	CHECK_MSG(!st && free0 - free1 >= m.size, "the worker holds 256 MiB "
+		  "of GPU memory", "status %d free %zu then %zu", st, free0,
+		  free1);
+	/* Waited for, and never answered. */
+	req_init(&t, &req, XCUDA_OP_DEVICE_SYNCHRONIZE, NULL, 0);
+	st = t.ops->submit(&t, &req, 1);
+	nap_ms(300);
+	t.ops->close(&t);
+	t0 = now_ms();
+	while (kill(pid, 0) == 0 && now_ms() - t0 < 10000)
+		nap_ms(50);
+	waited = now_ms() - t0;
+	CHECK_MSG(st >= 0 && kill(pid, 0) && errno == ESRCH &&
+		  wait_log("the guest went during a DEVICE_SYNCHRONIZE", 1000),
+		  "a worker waiting for a kernel that never ends goes with "
+		  "its guest", "submit %d, worker %s after %ld ms", st,
+		  kill(pid, 0) ? "gone" : "alive", waited);
+	for (t0 = now_ms(); now_ms() - t0 < 5000; nap_ms(100)) {
+		cudaMemGetInfo(&free2, &total);
+		if (free2 + (64u << 20) >= free0)
+			break;
+	}
+	CHECK_MSG(free2 + (64u << 20) >= free0, "its GPU memory returns",
+		  "free %zu before, %zu now", free0, free2);
+}
+
 int main(void)
 {
 	uint32_t stream = 0;
@@ -668,6 +734,13 @@ int main(void)
 
 	check_close(&t, "CLOSE", "worker exits cleanly", 10000);
 	t.ops->close(&t);
+	/* A second session for the kernel that never ends. */
+	err = sess_open(&t);
+	CHECK_EQ(err, 0, "second session opens");
+	if (!err && !gpu_open())
+		test_never_ending();
+	else if (!err)
+		t.ops->close(&t);
 stop:
 	check_daemon_stops("daemon stops cleanly");
 	return check_summary();

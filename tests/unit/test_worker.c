@@ -5,9 +5,12 @@
  * no GPU: OPEN, ECHO and every argument check the handlers make before
  * CUDA sees anything.  Runs the same with or without a GPU.
  */
+#include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -459,20 +462,39 @@ static void test_refused(void)
 	sess.refused = 0;
 }
 
-/*
- * The request deadline, in a child as a worker runs it: a request that
- * runs past it ends the process; one that ended in time does not.
- */
-static int deadline_child(int end_in_time, long *took_ms)
+/* A channel whose guest is gone once the other end of @fd has closed. */
+static int fake_peer_gone(struct xd_chan *c)
 {
+	struct pollfd p = { .fd = (int)(intptr_t)c->priv, .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) > 0 &&
+	       (p.revents & (POLLHUP | POLLERR | POLLRDHUP));
+}
+
+static const struct xd_chan_ops fake_ops = { .peer_gone = fake_peer_gone };
+
+/*
+ * The watch, in a child as a worker runs it: a request starts, ends in
+ * time or not (@end_in_time), with a deadline of @deadline_s (0: none)
+ * and a guest that goes at once or stays (@gone).  The child sleeps 3 s
+ * and exits 0 unless the watch ends it.  Returns its exit status.
+ */
+static int watch_child(unsigned int deadline_s, int end_in_time, int gone,
+		       long *took_ms)
+{
+	struct xd_chan c = { .ops = &fake_ops };
 	struct timespec a, b;
-	int status = -1;
+	int status = -1, sv[2];
 	pid_t pid;
 
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv))
+		return -1;
+	c.priv = (void *)(intptr_t)sv[0];
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	pid = fork();
 	if (pid == 0) {
-		if (xd_watchdog_start(1))
+		close(sv[1]);
+		if (xd_watchdog_start(&c, deadline_s))
 			_exit(9);
 		xd_watchdog_note(XCUDA_OP_DEVICE_SYNCHRONIZE);
 		if (end_in_time)
@@ -480,26 +502,43 @@ static int deadline_child(int end_in_time, long *took_ms)
 		sleep(3);
 		_exit(0);
 	}
+	close(sv[0]);
+	if (gone)
+		close(sv[1]);
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		return -1;
+	if (!gone)
+		close(sv[1]);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	*took_ms = (b.tv_sec - a.tv_sec) * 1000 +
 		   (b.tv_nsec - a.tv_nsec) / 1000000;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static void test_deadline(void)
+static void test_watchdog(void)
 {
 	long took = 0;
 	int st;
 
-	st = deadline_child(0, &took);
+	st = watch_child(1, 0, 0, &took);
 	CHECK_MSG(st == XD_WATCHDOG_EXIT && took < 2900,
 		  "request deadline: a request past it ends the worker",
 		  "exit %d after %ld ms", st, took);
-	st = deadline_child(1, &took);
+	st = watch_child(1, 1, 0, &took);
 	CHECK_MSG(st == 0 && took >= 2900, "request deadline: an ended "
 		  "request leaves the worker alone", "exit %d after %ld ms",
+		  st, took);
+	st = watch_child(0, 0, 1, &took);
+	CHECK_MSG(st == XD_WATCHDOG_GONE && took >= 1000 && took < 2900,
+		  "a guest gone during a request ends the worker after a "
+		  "second", "exit %d after %ld ms", st, took);
+	st = watch_child(0, 0, 0, &took);
+	CHECK_MSG(st == 0 && took >= 2900, "a long request of a guest that "
+		  "stays runs on (no deadline)", "exit %d after %ld ms", st,
+		  took);
+	st = watch_child(0, 1, 1, &took);
+	CHECK_MSG(st == 0 && took >= 2900, "a guest gone while no request "
+		  "runs is the worker's loop's to see", "exit %d after %ld ms",
 		  st, took);
 }
 
@@ -718,7 +757,7 @@ int main(void)
 	test_handles();
 	test_modules();
 	test_refused();
-	test_deadline();
+	test_watchdog();
 	test_symbols();
 	test_device();
 	test_extents();

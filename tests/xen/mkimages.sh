@@ -194,6 +194,7 @@ GUESTLIB=$B/lib/libcudart.so.13
 GUESTDRV=$B/lib/libcuda.so.1
 DEMO=$B/demo/demo
 BENCH=$B/bench/xcuda-bench
+HOLD=$B/rig/gpu-hold
 RIG_MODE=${RIG_MODE:-test}
 # On a GPU host's rig (RIG_MODE=gpu) Dom0 reaches that host's loopback
 # through QEMU's user network: its xcudad there, and the native outputs.
@@ -214,6 +215,7 @@ cuda_tests "$R"
 [ -e "$DEMO" ] && copy_elf "$R" "$DEMO" "$OPT/demo/demo"
 if [ "$RIG_MODE" = gpu ]; then
 	[ -e "$BENCH" ] && copy_elf "$R" "$BENCH" "$OPT/bench/xcuda-bench"
+	[ -e "$HOLD" ] && copy_elf "$R" "$HOLD" "$OPT/bin/gpu-hold"
 	# driver_link links the toolkit's device runtime, as a guest with
 	# the toolkit installed would (on a GPU the program gets that far)
 	f=$CUDA_HOME/lib64/libcudadevrt.a
@@ -259,6 +261,7 @@ if [ "$RIG_MODE" = gpu ]; then
 	# the programs to compare (the DomU has them)
 	install -D -m 0644 "$OUT/programs" "$R$OPT/tests/cuda/PROGRAMS"
 	[ -e "$BENCH" ] && copy_elf_guest "$R" "$BENCH" "$OPT/bench/xcuda-bench"
+	[ -e "$HOLD" ] && copy_elf_guest "$R" "$HOLD" "$OPT/bin/gpu-hold"
 	# QEMU's NIC, for the user network to the GPU host
 	mkdir -p "$R/lib/modules/$KVER/net"
 	unpacked_ko e1000 "$R/lib/modules/$KVER/net" drivers/net/ethernet/intel
@@ -299,6 +302,7 @@ HAVE_GUESTLIB=$(have "$GUESTLIB")
 HAVE_TESTS=$( [ -s "$OUT/programs" ] && echo 1 || echo 0)
 HAVE_DEMO=$(have "$DEMO")
 HAVE_BENCH=$( [ "$RIG_MODE" = gpu ] && have "$BENCH" || echo 0)
+HAVE_HOLD=$( [ "$RIG_MODE" = gpu ] && have "$HOLD" || echo 0)
 EOF
 pack "$R" "$OUT/dom0.cpio" none
 log "done: $(du -h "$OUT/dom0.cpio" | cut -f1) Dom0 initramfs," \

@@ -131,6 +131,12 @@ if [ -x "$NVCC" ]; then
 	# the GPU host's rig measures in the DomU and in Dom0 too
 	[ "$MODE" = gpu ] && build "benchmark" bench \
 		"$TOP/tests/bench/build-bench.sh" "$B"
+	# and holds its GPU with a kernel that never ends
+	[ "$MODE" = gpu ] && mkdir -p "$B/rig" && build "gpu-hold" gpu-hold \
+		"$NVCC" -cudart shared -O2 \
+		-gencode arch=compute_75,code=sm_75 \
+		-gencode arch=compute_90,code='[sm_90,compute_90]' \
+		-o "$B/rig/gpu-hold" "$TOP/tests/xen/gpu-hold.cu"
 else
 	echo "== build: no nvcc at $NVCC: the CUDA programs are left out"
 fi

@@ -12,7 +12,7 @@
 # shellcheck disable=SC2034 # read by run.sh
 SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug pingpong corrupt-ring upstream grant-linger event-flood"
 # shellcheck disable=SC2034 # read by gpu-rig.sh
-SCENARIOS_GPU="connect cuda-compare measure"
+SCENARIOS_GPU="connect cuda-compare measure never-ending"
 
 XCUDACTL="LD_LIBRARY_PATH=$OPT/lib xcudactl"
 RING_TEST="LD_LIBRARY_PATH=$OPT/lib xcuda-ring-test"
@@ -748,10 +748,54 @@ sc_gpu_measure() {
 	[ "$gm_rc" = 0 ] || fail "the benchmark in Dom0: status $gm_rc: $(tail -n 2 "$W/bench0.err")"
 }
 
+# Dom0's view of the GPU host's free memory, in MiB (through xcuda).
+ne_free() {
+	(cd / && LD_LIBRARY_PATH=$OPT/lib timeout 120 "$OPT/bin/gpu-hold" free) 2>>"$W/ne.err"
+}
+
+# A DomU program holds 2 GiB of the GPU host's memory and waits for a
+# kernel that never ends; xl destroy: Dom0's worker goes (the backend's
+# GONE), the link to the GPU host closes, and there the worker blocked in
+# CUDA goes too (its watch sees the link gone), so the memory returns.
+sc_never_ending() {
+	need HOLD gpu-hold XCUDAD xcudad || return
+	connected || { fail "not Connected ($(states))"; return; }
+	ne_w0=$(workers)
+	ne_f0=$(ne_free) || { fail "gpu-hold free in Dom0: $(tail -n 1 "$W/ne.err")"; return; }
+	bg_start hold4 "LD_LIBRARY_PATH=$OPT/lib XCUDA_ARENA_MB=64 $OPT/bin/gpu-hold hold 2048" ||
+		{ fail "could not start gpu-hold in the DomU"; return; }
+	wait_for 120 'domu_ok 10 "grep -q holding /tmp/hold4.out"' ||
+		{ domu 10 "cat /tmp/hold4.out"; fail "gpu-hold did not start: $(cat "$W/domu.out")"; return; }
+	sleep 3
+	ne_f1=$(ne_free) || { fail "gpu-hold free in Dom0: $(tail -n 1 "$W/ne.err")"; return; }
+	say "RIG-HOLD: free MiB before $ne_f0, while held $ne_f1"
+	[ "$((ne_f0 - ne_f1))" -ge 2000 ] || { fail "the DomU holds $((ne_f0 - ne_f1)) MiB, not 2048"; return; }
+	domu_ok 5 "[ ! -e /tmp/hold4.rc ]" || { fail "the never-ending kernel ended"; return; }
+	ne_old=$DOMID
+	run timeout 60 xl destroy "$DOMID" || { fail "xl destroy failed"; return; }
+	DOMID=
+	wait_workers 20 -le "$ne_w0" || { fail "$(workers) workers left 20 s after xl destroy"; return; }
+	ne_f2=0
+	for _ in $(seq 30); do
+		ne_f2=$(ne_free) || ne_f2=0
+		[ "$((ne_f0 - ne_f2))" -lt 64 ] && break
+		sleep 1
+	done
+	say "RIG-HOLD: free MiB after xl destroy $ne_f2"
+	[ "$((ne_f0 - ne_f2))" -lt 64 ] || { fail "the GPU memory did not return: $ne_f2 MiB free, $ne_f0 before"; return; }
+	run timeout 30 xcuda-xl gc || { fail "xcuda-xl gc failed"; return; }
+	! xenstore-exists "/local/domain/0/backend/xcuda/$ne_old" 2>/dev/null ||
+		{ fail "backend/xcuda/$ne_old still exists after gc"; return; }
+	domu_create xcuda-domU2 || { fail "a new DomU did not come up"; return; }
+	wait_connected 30 "the new DomU" || return
+	session_works "the new DomU" || return
+}
+
 run_gpu_scenarios() {
 	scenario 1 connect sc_connect
 	scenario 2 cuda-compare sc_cuda_compare
 	scenario 3 measure sc_gpu_measure
+	scenario 4 never-ending sc_never_ending
 }
 
 run_scenarios() {

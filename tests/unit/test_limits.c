@@ -713,19 +713,26 @@ static void test_cgroups(void)
 		return;
 	}
 	printf("# cgroup v2 at %s; --cgroup %s\n", cg_mnt, cg_dir);
+	/*
+	 * Each daemon makes the directory afresh, and so enables in its
+	 * parent the controllers it needs (systemd may not have).
+	 */
 	test_cgroup_placement();
+	cg_cleanup();
 	test_cgroup_no_controller();
+	cg_cleanup();
 	for (i = 0; i < 3; i++) {
 		if (!cg_file_has(cg_mnt, "cgroup.controllers", ctl[i])) {
 			SKIP("cgroup limits", "the cgroup v2 hierarchy at %s "
 			     "has no %s controller (bound to cgroup v1 "
 			     "here?)", cg_mnt, ctl[i]);
-			cg_cleanup();
 			return;
 		}
 	}
 	test_cgroup_limits();
+	cg_cleanup();
 	test_cgroup_pids_max();
+	cg_cleanup();
 	test_cgroup_memory_max();
 	cg_cleanup();
 	test_cgroup_daemon_inside();

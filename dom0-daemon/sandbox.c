@@ -378,48 +378,75 @@ next:
 
 /*
  * Landlock: the worker may open for reading or writing everything but
- * @path (and what is created after this in the directories above it).
- * 0, 1 when the kernel has no Landlock, -1 on failure.
+ * the @n paths of @paths (and what is created after this in the
+ * directories above them); beneath those whose @ro is set, it may still
+ * read.  0, 1 when the kernel has no Landlock, -1 on failure.
  */
-static int xd_landlock_deny(const char *path)
+static int xd_landlock_deny(const char *const *paths, const int *ro,
+			    unsigned int n)
 {
 	struct landlock_ruleset_attr ra = { .handled_access_fs = XD_LL_RW };
+	struct landlock_path_beneath_attr pb = {
+		.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE,
+	};
 	char dir[PATH_MAX], comp[NAME_MAX + 1];
 	struct stat keep[64];
-	unsigned int nkeep = 0;
-	size_t i, len = strlen(path), n;
+	unsigned int nkeep = 0, k;
+	size_t i, len, c;
 	int rs, err = 0;
 
 	if (syscall(SYS_landlock_create_ruleset, NULL, 0,
 		    LANDLOCK_CREATE_RULESET_VERSION) < 1)
 		return 1;
-	if (path[0] != '/' || len >= sizeof(dir) || strstr(path, "/.") ||
-	    strstr(path, "//"))
-		return -1;
-	/* The directories above @path, and @path itself, as they are now. */
-	for (i = 0; i <= len && nkeep < 63; i++) {
-		if (path[i] != '/' && path[i])
-			continue;
-		memcpy(dir, path, i ? i : 1);
-		dir[i ? i : 1] = 0;
-		if (!stat(dir, &keep[nkeep]))
-			nkeep++;
+	/* The directories above each path, and the path, as they are now. */
+	for (k = 0; k < n; k++) {
+		const char *path = paths[k];
+
+		len = strlen(path);
+		if (path[0] != '/' || len >= sizeof(dir) ||
+		    strstr(path, "/.") || strstr(path, "//"))
+			return -1;
+		for (i = 0; i <= len && nkeep < 63; i++) {
+			if (path[i] != '/' && path[i])
+				continue;
+			memcpy(dir, path, i ? i : 1);
+			dir[i ? i : 1] = 0;
+			if (!stat(dir, &keep[nkeep]))
+				nkeep++;
+		}
 	}
 	rs = (int)syscall(SYS_landlock_create_ruleset, &ra, sizeof(ra), 0);
 	if (rs < 0)
 		return -1;
-	/* Every entry of each directory above, but the one on the way. */
-	for (i = 0; i < len && !err; i++) {
-		if (path[i] != '/')
+	/*
+	 * Every entry of each directory above, but those on the way to any
+	 * of the paths (the same rules again for a directory above two).
+	 */
+	for (k = 0; k < n && !err; k++) {
+		const char *path = paths[k];
+
+		len = strlen(path);
+		for (i = 0; i < len && !err; i++) {
+			if (path[i] != '/')
+				continue;
+			c = strcspn(path + i + 1, "/");
+			if (!c || c > NAME_MAX)
+				continue;
+			memcpy(comp, path + i + 1, c);
+			comp[c] = 0;
+			memcpy(dir, path, i ? i : 1);
+			dir[i ? i : 1] = 0;
+			err = xd_landlock_dir(rs, dir, comp, keep, nkeep);
+		}
+		if (err || !ro[k])
 			continue;
-		n = strcspn(path + i + 1, "/");
-		if (!n || n > NAME_MAX)
-			continue;
-		memcpy(comp, path + i + 1, n);
-		comp[n] = 0;
-		memcpy(dir, path, i ? i : 1);
-		dir[i ? i : 1] = 0;
-		err = xd_landlock_dir(rs, dir, comp, keep, nkeep);
+		pb.parent_fd = open(path, O_PATH | O_CLOEXEC);
+		if (pb.parent_fd < 0 ||
+		    syscall(SYS_landlock_add_rule, rs,
+			    LANDLOCK_RULE_PATH_BENEATH, &pb, 0))
+			err = -1;
+		if (pb.parent_fd >= 0)
+			close(pb.parent_fd);
 	}
 	if (!err && syscall(SYS_landlock_restrict_self, rs, 0))
 		err = -1;
@@ -432,6 +459,9 @@ int xd_sandbox_enter(const struct xd_sandbox *sb, long domid)
 	const char *env = getenv(XD_NO_SECCOMP_ENV);
 	int no_seccomp = sb->no_seccomp || (env && !strcmp(env, "1"));
 
+	/* While root may still raise a hard limit. */
+	if (sb->rlimits && xd_rlimits_apply(sb->rlimits))
+		return -1;
 	/* While root may still hold CAP_SETPCAP. */
 	if (xd_bounding_drop() && errno != EPERM) {
 		xd_log(XD_LOG_ERROR, "cannot empty the bounding set: %s",
@@ -462,21 +492,40 @@ int xd_sandbox_enter(const struct xd_sandbox *sb, long domid)
 	}
 	/*
 	 * Not root: the worker has the daemon's uid, so file modes do not
-	 * keep it out of the daemon's device (/dev/xcuda-back); Landlock
-	 * does.  As root, its own uid and no capability do.
+	 * keep it out of the daemon's device (/dev/xcuda-back), nor from
+	 * its cgroup's limits; Landlock does.  As root, its own uid and no
+	 * capability do.
 	 */
-	if (!sb->user->active && sb->deny) {
-		int r = xd_landlock_deny(sb->deny);
+	if (!sb->user->active && (sb->deny || sb->deny_write)) {
+		const char *paths[2];
+		int ro[2], r;
+		unsigned int n = 0;
 
+		if (sb->deny) {
+			ro[n] = 0;
+			paths[n++] = sb->deny;
+		}
+		if (sb->deny_write) {
+			ro[n] = 1;
+			paths[n++] = sb->deny_write;
+		}
+		r = xd_landlock_deny(paths, ro, n);
 		if (r < 0) {
 			xd_log(XD_LOG_ERROR, "Landlock: cannot keep the worker "
-			       "out of %s", sb->deny);
+			       "out of %s%s%s", sb->deny ? sb->deny : "",
+			       sb->deny && sb->deny_write ? " and " : "",
+			       sb->deny_write ? sb->deny_write : "");
 			return -1;
 		}
 		if (r > 0)
 			xd_log_ratelimited(XD_LOG_WARN, "no Landlock in this "
 					   "kernel: a worker of the daemon's "
-					   "uid may open %s", sb->deny);
+					   "uid may open %s%s%s",
+					   sb->deny ? sb->deny : "",
+					   sb->deny && sb->deny_write ?
+					   " and write beneath " : "",
+					   sb->deny_write ? sb->deny_write :
+					   "");
 	}
 	if (no_seccomp) {
 		xd_log(XD_LOG_WARN, "no seccomp filter (--no-seccomp or "

@@ -10,6 +10,7 @@
 #define XCUDAD_SANDBOX_H
 
 #include "privdrop.h"
+#include "rlimits.h"
 
 /* Environment: set to 1, the same as --no-seccomp (debugging only). */
 #define XD_NO_SECCOMP_ENV	"XCUDAD_NO_SECCOMP"
@@ -23,17 +24,27 @@ struct xd_sandbox {
 	 * it out; NULL: none.
 	 */
 	const char *deny;
+	/*
+	 * A directory that such a worker may read beneath but not write:
+	 * the workers' cgroups (--cgroup), whose limits and cgroup.procs
+	 * the daemon's uid owns.  NULL: none.
+	 */
+	const char *deny_write;
+	/* Its resource limits (rlimits.h); NULL: the daemon's. */
+	const struct xd_rlimits *rlimits;
 };
 
 /*
  * In a freshly forked worker, before it reads a byte from its guest:
+ * sets its resource limits (while it may still raise a hard one),
  * becomes the user of domain @domid (-1: not a Xen domain, the shared
  * user), drops every capability (bounding, effective, permitted,
  * inheritable, ambient), sets PR_SET_NO_NEW_PRIVS, leaves the daemon's
  * session and terminal, becomes undumpable, is kept out of @sb->deny
- * by Landlock when it keeps the daemon's uid, and loads the seccomp
- * filter.  Returns 0, or -1 (logged) when any step failed: the worker
- * must then end without serving.
+ * and from writing beneath @sb->deny_write by Landlock when it keeps the
+ * daemon's uid, and loads the seccomp filter.  Returns 0, or -1
+ * (logged) when any step failed: the worker must then end without
+ * serving.
  */
 int xd_sandbox_enter(const struct xd_sandbox *sb, long domid);
 

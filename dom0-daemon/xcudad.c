@@ -32,12 +32,14 @@
 #include <unistd.h>
 
 #include "xcuda/local.h"
+#include "cgroup.h"
 #include "fd_broker.h"
 #include "gpumem.h"
 #include "ipc_table.h"
 #include "log.h"
 #include "privdrop.h"
 #include "relay.h"
+#include "rlimits.h"
 #include "sandbox.h"
 #include "supervise.h"
 #include "transport_local.h"
@@ -99,6 +101,8 @@ struct xd_daemon {
 	uint64_t gpumem;	/* --gpumem: devices that set none, relays */
 	uint64_t local_gpumem;	/* --local-gpumem: the local socket's */
 	char *gpumem_path;	/* the table's file */
+	struct xd_rlimits rlimits;	/* each worker's (rlimits.h) */
+	struct xd_cgroup_conf cgroup;	/* each domain's (cgroup.h) */
 };
 
 /*
@@ -145,6 +149,25 @@ static void xd_usage(FILE *f)
 "                       Reserve the range: no account may own its uids\n"
 "  --no-seccomp         workers run without their seccomp filter (for\n"
 "                       debugging only; env " XD_NO_SECCOMP_ENV "=1 too)\n"
+"  --worker-data-limit SIZE  each worker's RLIMIT_DATA: its heap and other\n"
+"                       private memory, not CUDA's pinned or managed\n"
+"                       memory nor the arena (default %lluG; 0 or off:\n"
+"                       none)\n"
+"  --worker-nofile N    each worker's RLIMIT_NOFILE (default %u; 0 or off:\n"
+"                       the daemon's)\n"
+"  --worker-core-dumps  workers keep the daemon's RLIMIT_CORE (default 0:\n"
+"                       no core, which would hold guest data)\n"
+"  --cgroup DIR         a cgroup v2 group per domain beneath DIR (made if\n"
+"                       missing; the daemon moves out of it if it sits\n"
+"                       there): DIR/dom<ID>, DIR/local-uid<UID>, DIR/relay\n"
+"                       (default: none; the daemon refuses to start if\n"
+"                       they cannot be set up)\n"
+"  --cgroup-memory SIZE memory.max of each group (default none; swap is\n"
+"                       not counted on top)\n"
+"  --cgroup-pids N      pids.max, the tasks (threads) of each group\n"
+"                       (default %u; off: none)\n"
+"  --cgroup-cpu PERCENT cpu.max of each group, in percent of one CPU\n"
+"                       (default none: groups share by equal cpu.weight)\n"
 "  --max-arena MB       largest arena a guest may map (default %d, at most\n"
 "                       %d)\n"
 "  --max-ring-order N   largest ring, 2^N pages (default %d, at most %d)\n"
@@ -190,6 +213,8 @@ static void xd_usage(FILE *f)
 "may say nothing while requests are outstanding before the session is\n"
 "lost (default %d, 0: forever; a busy server says it is alive a third as\n"
 "often, at least every %d s).\n",
+		(unsigned long long)(XD_RLIMIT_DATA_DEFAULT >> 30),
+		XD_RLIMIT_NOFILE_DEFAULT, XD_CGROUP_PIDS_DEFAULT,
 		XD_DEFAULT_ARENA_MB, XD_MAX_ARENA_MB, XCUDA_MAX_RING_ORDER,
 		XCUDA_MAX_RING_ORDER, XD_DEFAULT_SESSIONS, XD_DEFAULT_RATE,
 		XCUDA_UP_KEY_MIN,
@@ -219,12 +244,20 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 	       O_SYSLOG, O_XEN_DEVICE, O_NO_XEN, O_LISTEN, O_UPSTREAM,
 	       O_KEY, O_LOCAL, O_UID, O_DOMAIN, O_RATE, O_GPUMEM,
 	       O_LOCAL_GPUMEM, O_PAGEABLE, O_DEADLINE, O_UID_RANGE,
-	       O_NO_SECCOMP };
+	       O_NO_SECCOMP, O_DATA_LIMIT, O_NOFILE, O_CORE_DUMPS, O_CGROUP,
+	       O_CG_MEMORY, O_CG_PIDS, O_CG_CPU };
 	static const struct option opts[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
 		{ "user", required_argument, NULL, O_USER },
 		{ "uid-range", required_argument, NULL, O_UID_RANGE },
 		{ "no-seccomp", no_argument, NULL, O_NO_SECCOMP },
+		{ "worker-data-limit", required_argument, NULL, O_DATA_LIMIT },
+		{ "worker-nofile", required_argument, NULL, O_NOFILE },
+		{ "worker-core-dumps", no_argument, NULL, O_CORE_DUMPS },
+		{ "cgroup", required_argument, NULL, O_CGROUP },
+		{ "cgroup-memory", required_argument, NULL, O_CG_MEMORY },
+		{ "cgroup-pids", required_argument, NULL, O_CG_PIDS },
+		{ "cgroup-cpu", required_argument, NULL, O_CG_CPU },
 		{ "max-arena", required_argument, NULL, O_ARENA },
 		{ "max-ring-order", required_argument, NULL, O_RING },
 		{ "max-sessions", required_argument, NULL, O_SESSIONS },
@@ -262,6 +295,9 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 	d->rate_per_s = XD_DEFAULT_RATE;
 	d->gpumem = XD_GPUMEM_NONE;
 	d->local_gpumem = XD_GPUMEM_NONE;
+	xd_rlimits_default(&d->rlimits);
+	d->cgroup.memory = XD_LIMIT_NONE;
+	d->cgroup.pids = XD_CGROUP_PIDS_DEFAULT;
 	d->level = XD_LOG_INFO;
 	env = getenv(XD_PAGEABLE_ENV);
 	if (env && !strcmp(env, "1"))
@@ -293,6 +329,35 @@ static int xd_options(struct xd_daemon *d, int argc, char **argv)
 		}
 		case O_NO_SECCOMP:
 			d->sandbox.no_seccomp = 1;
+			break;
+		case O_DATA_LIMIT:
+		case O_CG_MEMORY:
+			if (xd_limit_parse(optarg, 1, &q))
+				goto bad;
+			*(c == O_DATA_LIMIT ? &d->rlimits.data :
+			  &d->cgroup.memory) = q;
+			break;
+		case O_NOFILE:
+		case O_CG_PIDS:
+			if (xd_limit_parse(optarg, 0, &q))
+				goto bad;
+			*(c == O_NOFILE ? &d->rlimits.nofile :
+			  &d->cgroup.pids) = q;
+			break;
+		case O_CORE_DUMPS:
+			d->rlimits.core_dumps = 1;
+			break;
+		case O_CGROUP:
+			if (!*optarg)
+				goto bad;
+			d->cgroup.dir = optarg;
+			break;
+		case O_CG_CPU:
+			if (xd_limit_parse(optarg, 0, &q) ||
+			    (q != XD_LIMIT_NONE && q > 100000))
+				goto bad;
+			d->cgroup.cpu = q == XD_LIMIT_NONE ? 0 :
+					(unsigned int)q;
 			break;
 		case O_ARENA:
 			if (xd_parse_uint(optarg, 1, XD_MAX_ARENA_MB, &v))
@@ -406,7 +471,16 @@ bad:
 		c == O_RATE ? "max-session-rate" :
 		c == O_UID_RANGE ? "uid-range (FIRST-LAST, 0 < FIRST <= "
 				   "LAST)" :
-		c == O_DEADLINE ? "request-deadline" : "max-sessions");
+		c == O_DEADLINE ? "request-deadline" :
+		c == O_DATA_LIMIT ? "worker-data-limit (a size, K, M, G or T; "
+				    "0 or off: none)" :
+		c == O_NOFILE ? "worker-nofile (a number; 0 or off: none)" :
+		c == O_CGROUP ? "cgroup" :
+		c == O_CG_MEMORY ? "cgroup-memory (a size, K, M, G or T; 0 or "
+				   "off: none)" :
+		c == O_CG_PIDS ? "cgroup-pids (a number; 0 or off: none)" :
+		c == O_CG_CPU ? "cgroup-cpu (percent of one CPU, up to 100000; "
+				"0 or off: none)" : "max-sessions");
 	return -1;
 }
 
@@ -536,7 +610,43 @@ static void xd_refuse(int fd, int err)
 struct xd_local_conn {
 	struct xd_daemon *d;
 	int fd;
+	int cg;		/* its group's cgroup.procs (cgroup.h), or -1 */
 };
+
+/*
+ * In a worker, before a byte from its guest: into its domain's cgroup
+ * while it still has the daemon's rights (through @cg, or none when -1),
+ * then into its sandbox.  0, or -1 (logged): it must not serve.
+ */
+static int xd_confine(struct xd_daemon *d, int cg, long domid)
+{
+	if (cg >= 0 && xd_cgroup_join(cg))
+		return -1;
+	return xd_sandbox_enter(&d->sandbox, domid);
+}
+
+/*
+ * Forks @session's worker to run @body(@arg), in cgroup @group when
+ * --cgroup is on; *@cg, in @arg, is what the worker joins it through.
+ * The pid, or -1: nothing started.
+ */
+static pid_t xd_spawn(struct xd_daemon *d, const char *group,
+		      uint32_t session, int *cg,
+		      int (*body)(void *arg, uint32_t session), void *arg)
+{
+	pid_t pid;
+
+	*cg = xd_cgroup_prepare(group, session);
+	if (*cg == XD_CGROUP_FAILED)
+		return -1;
+	pid = xd_super_spawn(&d->super, session, body, arg);
+	if (*cg >= 0)
+		close(*cg);
+	*cg = -1;
+	if (pid < 0)
+		xd_cgroup_forget_session(session);
+	return pid;
+}
 
 /*
  * A session's channel, served here or relayed upstream: to its device's
@@ -567,7 +677,7 @@ static int xd_local_body(void *arg, uint32_t session)
 	struct xd_chan c;
 	int ret;
 
-	if (xd_sandbox_enter(&lc->d->sandbox, -1)) {
+	if (xd_confine(lc->d, lc->cg, -1)) {
 		xd_refuse(lc->fd, -EPERM);
 		return 1;
 	}
@@ -645,7 +755,8 @@ static int xd_local_room(struct xd_daemon *d, uid_t uid)
 
 static void xd_accept_local(struct xd_daemon *d)
 {
-	struct xd_local_conn lc = { .d = d };
+	struct xd_local_conn lc = { .d = d, .cg = -1 };
+	char group[32];
 	struct ucred cr;
 	socklen_t len;
 	uint32_t session;
@@ -666,7 +777,10 @@ static void xd_accept_local(struct xd_daemon *d)
 		}
 		session = xd_super_new_session(&d->super);
 		lc.fd = fd;
-		pid = xd_super_spawn(&d->super, session, xd_local_body, &lc);
+		/* A group per user: one user's sessions share its limits. */
+		snprintf(group, sizeof(group), "local-uid%u",
+			 (unsigned int)cr.uid);
+		pid = xd_spawn(d, group, session, &lc.cg, xd_local_body, &lc);
 		if (pid < 0) {
 			xd_refuse(fd, -EAGAIN);
 		} else {
@@ -680,6 +794,7 @@ static void xd_accept_local(struct xd_daemon *d)
 struct xd_xen_conn {
 	struct xd_daemon *d;
 	int fd;
+	int cg;
 	struct xcuda_back_event ev;
 };
 
@@ -692,7 +807,7 @@ static int xd_xen_body(void *arg, uint32_t session)
 
 	(void)session;
 	/* Everything after ATTACH works without privilege. */
-	if (xd_sandbox_enter(&xc->d->sandbox, (long)xc->ev.domid))
+	if (xd_confine(xc->d, xc->cg, (long)xc->ev.domid))
 		return 1;
 	ret = xd_xen_accept(xc->fd, &c, &xc->ev);
 	if (ret) {
@@ -709,6 +824,7 @@ static int xd_xen_body(void *arg, uint32_t session)
 struct xd_tcp_conn {
 	struct xd_daemon *d;
 	int fd;
+	int cg;
 };
 
 /* A worker's life on a relay's connection (the GPU server's side). */
@@ -719,7 +835,7 @@ static int xd_tcp_body(void *arg, uint32_t session)
 	struct xd_chan c;
 
 	/* Before a byte from the network is read. */
-	if (xd_sandbox_enter(&tc->d->sandbox, -1))
+	if (xd_confine(tc->d, tc->cg, -1))
 		return 1;
 	if (xd_tcp_accept(tc->fd, &c, &conf, session))
 		return 2;
@@ -728,7 +844,7 @@ static int xd_tcp_body(void *arg, uint32_t session)
 
 static void xd_accept_tcp(struct xd_daemon *d)
 {
-	struct xd_tcp_conn tc = { .d = d };
+	struct xd_tcp_conn tc = { .d = d, .cg = -1 };
 	char peer[64];
 	int fd;
 
@@ -746,8 +862,9 @@ static void xd_accept_tcp(struct xd_daemon *d)
 			continue;
 		}
 		tc.fd = fd;
-		xd_super_spawn(&d->super, xd_super_new_session(&d->super),
-			       xd_tcp_body, &tc);
+		/* Relays' sessions name no domain of ours: one group. */
+		xd_spawn(d, "relay", xd_super_new_session(&d->super), &tc.cg,
+			 xd_tcp_body, &tc);
 		close(fd);
 	}
 }
@@ -813,7 +930,8 @@ static uint64_t xd_xen_owner(const struct xcuda_back_event *ev)
 static void xd_xen_session(struct xd_daemon *d,
 			   const struct xcuda_back_event *ev)
 {
-	struct xd_xen_conn xc = { .d = d, .ev = *ev };
+	struct xd_xen_conn xc = { .d = d, .cg = -1, .ev = *ev };
+	char group[32];
 	unsigned int n;
 	pid_t pid;
 
@@ -864,7 +982,8 @@ static void xd_xen_session(struct xd_daemon *d,
 	xd_log(XD_LOG_DEBUG, "domain %u device %u: session %08x, arena %llu "
 	       "bytes", ev->domid, ev->devid, ev->session,
 	       (unsigned long long)ev->arena_size);
-	pid = xd_super_spawn(&d->super, ev->session, xd_xen_body, &xc);
+	snprintf(group, sizeof(group), "dom%u", ev->domid);
+	pid = xd_spawn(d, group, ev->session, &xc.cg, xd_xen_body, &xc);
 	if (pid < 0)
 		xd_xen_refuse(d->xfd, ev->token, EAGAIN);
 	else
@@ -978,6 +1097,7 @@ static void xd_session_gone(uint32_t session)
 	xd_ipc_forget_session(session);
 	xd_broker_forget_session(session);
 	xd_gpumem_forget_session(session);
+	xd_cgroup_forget_session(session);
 }
 
 /*
@@ -1053,6 +1173,8 @@ int main(int argc, char **argv)
 	}
 	d.sandbox.user = &d.user;
 	d.sandbox.deny = d.xen_device ? d.xen_device : XD_XEN_DEVICE;
+	xd_rlimits_settle(&d.rlimits);
+	d.sandbox.rlimits = &d.rlimits;
 	xd_sandbox_describe(&d.sandbox);
 	/*
 	 * Not root: the workers share our uid, so nothing of ours may be
@@ -1061,6 +1183,13 @@ int main(int argc, char **argv)
 	if (!d.user.active && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 		xd_log(XD_LOG_WARN, "cannot become undumpable: %s",
 		       strerror(errno));
+	/* Asked for: without them the daemon does not start. */
+	if (xd_cgroup_setup(&d.cgroup)) {
+		xd_log(XD_LOG_ERROR, "cannot set up the workers' cgroups in "
+		       "%s (--cgroup)", d.cgroup.dir);
+		return 1;
+	}
+	d.sandbox.deny_write = xd_cgroup_dir();
 	if (xd_super_init(&d.super, d.max_sessions) ||
 	    xd_signals(&d, &old)) {
 		xd_log(XD_LOG_ERROR, "cannot start: %s", strerror(errno));
@@ -1149,6 +1278,7 @@ int main(int argc, char **argv)
 	if (d.tfd >= 0)
 		close(d.tfd);
 	xd_super_stop_all(&d.super, 2000);
+	xd_cgroup_fini();
 	xd_up_key_wipe(&d.key);
 	xd_super_fini(&d.super);
 	xd_ipc_table_destroy();

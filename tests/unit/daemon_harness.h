@@ -40,6 +40,8 @@ static const char *xcudad;
 static pid_t daemon_pid = -1;
 static uint64_t next_id = 1;
 static int init_status, device_count;
+/* Optional: runs in the daemon's process just before it execs. */
+static void (*daemon_pre_exec)(void);
 
 static inline long now_ms(void)
 {
@@ -129,6 +131,8 @@ static inline int start_daemon_with(const char *max_sessions,
 			dup2(fd, 2);
 			dup2(fd, 1);
 		}
+		if (daemon_pre_exec)
+			daemon_pre_exec();
 		execv(xcudad, (char *const *)argv);
 		perror("exec xcudad");
 		_exit(127);

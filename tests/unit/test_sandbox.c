@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,17 @@ static struct xd_user user;
 static struct xd_sandbox sb;
 static char tmpdir[64] = "/tmp/xcuda-sandbox.XXXXXX";
 static char device[128];	/* /dev/xcuda-back, or our stand-in */
+static char cgdir[128];		/* a stand-in of the workers' cgroups */
+static char cgfile[160];	/* a file in it: pids.max, say */
+/*
+ * What every worker here gets, as xcudad's do by default; no data limit
+ * in sanitizer builds, whose shadow memory counts as data.
+ */
+#ifdef XD_SHADOW_BUILD
+static const struct xd_rlimits limits = { XD_LIMIT_NONE, 100, 0 };
+#else
+static const struct xd_rlimits limits = { 1ull << 30, 100, 0 };
+#endif
 /* Shared with the attackers: set when every exec failed. */
 static volatile int *exec_failed;
 
@@ -143,6 +155,51 @@ static int attack_open_device(long arg)
 	return fd >= 0 ? ESCAPED : BLOCKED;
 }
 
+/*
+ * The cgroup directory (--cgroup): readable, not writable, whatever the
+ * daemon's uid (a non-root daemon's workers have it: Landlock).
+ */
+static int attack_write_cgroup(long arg)
+{
+	char c;
+	int fd;
+
+	(void)arg;
+	fd = open(cgfile, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return ESCAPED;
+	fd = open(cgfile, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read(fd, &c, 1) != 1)
+		return ESCAPED;	/* here: what should work did not */
+	close(fd);
+	return BLOCKED;
+}
+
+/* Its limits are set, soft and hard, and cannot be raised again. */
+static int attack_raise_limits(long arg)
+{
+	struct rlimit rl;
+
+	(void)arg;
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur != limits.nofile ||
+	    rl.rlim_max != limits.nofile)
+		return ESCAPED;
+	if (limits.data != XD_LIMIT_NONE &&
+	    (getrlimit(RLIMIT_DATA, &rl) || rl.rlim_cur != limits.data ||
+	     rl.rlim_max != limits.data))
+		return ESCAPED;
+	if (getrlimit(RLIMIT_CORE, &rl) || rl.rlim_cur || rl.rlim_max)
+		return ESCAPED;
+	rl.rlim_cur = rl.rlim_max = 2 * limits.nofile;
+	if (!setrlimit(RLIMIT_NOFILE, &rl))
+		return ESCAPED;
+	rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+	if ((limits.data != XD_LIMIT_NONE && !setrlimit(RLIMIT_DATA, &rl)) ||
+	    !setrlimit(RLIMIT_CORE, &rl))
+		return ESCAPED;
+	return BLOCKED;
+}
+
 /* A setuid binary: exec must not run at all. */
 static int attack_exec(long arg)
 {
@@ -225,6 +282,8 @@ static void cleanup(void)
 
 	snprintf(path, sizeof(path), "%s/xcuda-back", tmpdir);
 	unlink(path);
+	unlink(cgfile);
+	rmdir(cgdir);
 	rmdir(tmpdir);
 }
 
@@ -254,6 +313,19 @@ int main(void)
 		close(fd);
 	}
 	sb.deny = device;
+	/*
+	 * Made before the sandbox, as xcudad makes its groups; a worker of
+	 * another uid may pass through the directory (as root).
+	 */
+	REQUIRE(!chmod(tmpdir, 0711), "the temporary directory's mode");
+	snprintf(cgdir, sizeof(cgdir), "%s/cgroup", tmpdir);
+	snprintf(cgfile, sizeof(cgfile), "%s/pids.max", cgdir);
+	REQUIRE(!mkdir(cgdir, 0755), "a stand-in cgroup directory");
+	fd = open(cgfile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	REQUIRE(fd >= 0 && write(fd, "max\n", 4) == 4, "a stand-in file");
+	close(fd);
+	sb.deny_write = cgdir;
+	sb.rlimits = &limits;
 	exec_failed = mmap(NULL, sizeof(*exec_failed), PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	REQUIRE(exec_failed != MAP_FAILED, "a shared page");
@@ -292,6 +364,14 @@ int main(void)
 	st = as_worker(7, attack_open_device, 0);
 	CHECK_MSG(blocked(st), check_name("a worker cannot open %s", device),
 		  "%s", how(st));
+
+	st = as_worker(7, attack_write_cgroup, 0);
+	CHECK_MSG(blocked(st), "a worker can read its cgroup's files, not "
+		  "write them", "%s", how(st));
+
+	st = as_worker(7, attack_raise_limits, 0);
+	CHECK_MSG(blocked(st), "a worker has its resource limits, and cannot "
+		  "raise them", "%s", how(st));
 
 	*exec_failed = 0;
 	st = as_worker(7, attack_exec, 0);

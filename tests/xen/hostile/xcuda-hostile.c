@@ -12,6 +12,13 @@
  * of its sessions mapped while it ends them and asks for new ones: the
  * backend must keep charging them and refuse more.
  * new-flood asks for sessions past max-sessions, with or without xcudad.
+ * slot-race rewrites the request slots from another CPU while this one
+ * posts valid requests: each must get one answer, an error.
+ * Run only when named: full-ring leaves a ring's worth of SESSION_NEW
+ * answers untaken, full-data-ring fills a session's data ring and leaves
+ * it (both then end their sessions: everything must come back), and
+ * req-prod-back and req-prod-wrap move req_prod back below what the
+ * backend took (it must disconnect; one of them per load).
  * xs_bad=KIND publishes one bad xenstore node instead (ring-page-order 5,
  * a ring-ref that is no number, no ring-ref, a bad event channel, a wrong
  * protocol version, a grant ref it never granted): the backend must
@@ -21,13 +28,20 @@
  *
  * Load it only while xcuda-front is not loaded.  cases=a,b,c runs only
  * the named cases, in the table's order.
+ *
+ * storm_ms=N is the exception: no frontend then; while xcuda-front runs,
+ * it sends events on device 0's control channel for N ms ("STORM-DONE"
+ * when it stops), so that Dom0 can be watched while the guest's own
+ * processes keep using the device.
  */
 #define pr_fmt(fmt) "xcuda-hostile: " fmt
 
+#include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/interrupt.h>
 #include <linux/kernel.h>
+#include <linux/kthread.h>
 #include <linux/limits.h>
 #include <linux/list.h>
 #include <linux/module.h>
@@ -35,6 +49,7 @@
 #include <linux/random.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 #include <linux/string.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -57,6 +72,10 @@ static char *xs_bad;
 module_param(xs_bad, charp, 0444);
 MODULE_PARM_DESC(xs_bad, "publish one bad node: order5, ref-text, no-ref, evtchn, version or ref-guess");
 
+static unsigned int storm_ms;
+module_param(storm_ms, uint, 0444);
+MODULE_PARM_DESC(storm_ms, "no frontend: storm xcuda-front's control channel this long");
+
 #define XH_ANSWER_MS	10000
 #define XH_NEW_MS	30000	/* SESSION_NEW waits for xcudad's worker */
 #define XH_CLOSE_MS	10000
@@ -76,6 +95,8 @@ MODULE_PARM_DESC(xs_bad, "publish one bad node: order5, ref-text, no-ref, evtchn
 #define XH_NEW_FLOOD_MORE	4
 #define XH_NEW_FLOOD_TRIES	50
 #define XH_LINGER_HOLD_MS	15000
+/* req-prod-back, req-prod-wrap: requests answered before req_prod moves. */
+#define XH_BACK_WARM		3
 /*
  * Two commands of the wire protocol (spec/xcuda.calls, spec/cudart.calls),
  * by number: their layouts are generated for user space only.
@@ -154,6 +175,24 @@ static bool xh_answer_ready(void)
 {
 	return READ_ONCE(xh.dead) ||
 	       READ_ONCE(xh.sring->rsp_prod) != xh.ring.rsp_cons;
+}
+
+/*
+ * The backend's indexes, rsp_prod and req_event, unless the ring has been
+ * torn down (the backend closed): false then.
+ */
+static bool xh_indexes(RING_IDX *rsp_prod, RING_IDX *req_event)
+{
+	bool up;
+
+	mutex_lock(&xh.lock);
+	up = xh.sring && !xh.dead;
+	if (up) {
+		*rsp_prod = READ_ONCE(xh.sring->rsp_prod);
+		*req_event = READ_ONCE(xh.sring->req_event);
+	}
+	mutex_unlock(&xh.lock);
+	return up;
 }
 
 /*
@@ -569,6 +608,228 @@ static void xh_flood(const char *name)
 }
 
 /*
+ * slot-race: a thread on another CPU writes random bytes over the request
+ * slots while this one posts valid requests and rings.  The backend must
+ * copy each request once and check the copy: every request gets exactly
+ * one answer, an error (no session of ours exists, so nothing succeeds),
+ * and the device works afterwards.  The racer also overwrites answers
+ * waiting on the ring; a field that holds the racer's last bytes for its
+ * slot is not the backend's and is not judged.
+ */
+#define XH_RACE_MS		5000
+#define XH_RACE_BATCH		4
+#define XH_RACE_SLOTS		XCUDA_RING_SIZE(0)
+#define XH_RACE_QUIET_MS	1000
+
+static struct {
+	bool armed;			/* the racer writes while set */
+	unsigned long seq;		/* the racer's passes */
+	unsigned long writes;
+	bool touched[XH_RACE_SLOTS];
+	struct xcuda_response last[XH_RACE_SLOTS];	/* its last bytes */
+	u64 posted[XH_RACE_SLOTS];	/* the id we wrote there */
+	unsigned int judged;		/* answers whose status was ours */
+	unsigned int rewritten;		/* copies the racer had reached */
+} xh_race;
+
+/* The racer's request: random, or a transport op with random fields. */
+static void xh_race_fill(struct xcuda_request *req)
+{
+	get_random_bytes(req, sizeof(*req));
+	switch (get_random_u32_below(4)) {
+	case 0:
+		req->hdr.op = XCUDA_XOP_SESSION_END;
+		break;
+	case 1:
+		req->hdr.op = XCUDA_XOP_SESSION_NEW;
+		req->hdr.len = sizeof(struct xcuda_xsession_new_args);
+		break;
+	default:
+		break;
+	}
+}
+
+static int xh_racer(void *arg)
+{
+	struct xcuda_request req;
+	unsigned int slot;
+
+	while (!kthread_should_stop()) {
+		if (READ_ONCE(xh_race.armed)) {
+			xh_race_fill(&req);
+			slot = get_random_u32_below(XH_RACE_SLOTS);
+			memcpy(&xh.sring->ring[slot], &req, sizeof(req));
+			memcpy(&xh_race.last[slot], &req,
+			       sizeof(xh_race.last[slot]));
+			xh_race.touched[slot] = true;
+			xh_race.writes++;
+		}
+		/* Pairs with xh_race_quiet(): the pass is over, all of it. */
+		smp_mb();	/* the slot's bytes before the count */
+		WRITE_ONCE(xh_race.seq, xh_race.seq + 1);
+		smp_mb();	/* the count before the next look at armed */
+		if (!(xh_race.seq % 1024))
+			cond_resched();
+	}
+	return 0;
+}
+
+/* Stops the racer's writes and waits until none is under way. */
+static bool xh_race_quiet(void)
+{
+	unsigned long seq, waited = 0;
+
+	WRITE_ONCE(xh_race.armed, false);
+	smp_mb();	/* armed before the count, as the racer does */
+	seq = READ_ONCE(xh_race.seq);
+	/* A pass that began before the store may still write: one more. */
+	while (READ_ONCE(xh_race.seq) - seq < 2) {
+		if (waited++ > XH_RACE_QUIET_MS * 10)
+			return false;
+		usleep_range(100, 200);
+	}
+	smp_mb();	/* the count before the slots it covers */
+	return true;
+}
+
+/* @rsp, read from @slot, as the backend may have answered: else why not. */
+static const char *xh_race_check(unsigned int slot,
+				 const struct xcuda_response *rsp)
+{
+	const struct xcuda_response *r = &xh_race.last[slot];
+	bool racer = xh_race.touched[slot];
+
+	/*
+	 * Each field is the backend's or, all of it, the racer's last.  An
+	 * id of the backend's that is not ours: its copy had the racer's.
+	 */
+	if ((!racer || rsp->id != r->id) && rsp->id != xh_race.posted[slot])
+		xh_race.rewritten++;
+	if (!racer || rsp->status != r->status) {
+		xh_race.judged++;
+		if (rsp->status >= 0 || rsp->status <= -MAX_ERRNO)
+			return "status is no negative errno";
+	}
+	if ((!racer || rsp->len != r->len) && rsp->len)
+		return "an error answer with result bytes";
+	return NULL;
+}
+
+static void xh_slot_race(const char *name)
+{
+	unsigned int cpu, other, i, slot, rounds = 0;
+	unsigned long deadline, wait_end;
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	struct task_struct *task;
+	const char *why = NULL;
+	RING_IDX rp = 0;
+
+	cpu = get_cpu();
+	other = cpumask_any_but(cpu_online_mask, cpu);
+	put_cpu();
+	if (other >= nr_cpu_ids) {
+		xh_fail(name, "one CPU online: the racer needs another");
+		return;
+	}
+	memset(&xh_race, 0, sizeof(xh_race));
+	task = kthread_create(xh_racer, NULL, "xh-racer");
+	if (IS_ERR(task)) {
+		xh_fail(name, "no racer thread (%ld)", PTR_ERR(task));
+		return;
+	}
+	kthread_bind(task, other);
+
+	mutex_lock(&xh.lock);
+	if (xh.dead || !xh.sring || RING_FREE_REQUESTS(&xh.ring) !=
+				     RING_SIZE(&xh.ring)) {
+		why = "not connected, or requests outstanding";
+		goto out_stop;
+	}
+	wake_up_process(task);
+	deadline = jiffies + msecs_to_jiffies(XH_RACE_MS);
+	while (!why && time_before(jiffies, deadline)) {
+		memset(xh_race.touched, 0, sizeof(xh_race.touched));
+		WRITE_ONCE(xh_race.armed, true);
+		for (i = 0; i < XH_RACE_BATCH; i++) {
+			memset(&req, 0, sizeof(req));
+			/* Valid, harmless: answered -ENOENT and -EINVAL. */
+			req.hdr.op = i % 2 ? XCUDA_XOP_SESSION_END : 0x7ff0;
+			req.hdr.session = xh_foreign_session();
+			req.hdr.id = ++xh.next_id;
+			slot = xh.ring.req_prod_pvt & (RING_SIZE(&xh.ring) - 1);
+			xh_race.posted[slot] = req.hdr.id;
+			memcpy(RING_GET_REQUEST(&xh.ring, xh.ring.req_prod_pvt),
+			       &req, sizeof(req));
+			xh.ring.req_prod_pvt++;
+		}
+		RING_PUSH_REQUESTS(&xh.ring);
+		notify_remote_via_irq(xh.irq);
+
+		/* Every answer, and not one more. */
+		wait_end = jiffies + msecs_to_jiffies(XH_ANSWER_MS);
+		for (;;) {
+			xh.sring->rsp_event = xh.ring.req_prod_pvt;
+			virt_mb();	/* rsp_event out before rsp_prod is read */
+			rp = READ_ONCE(xh.sring->rsp_prod);
+			if (RING_RESPONSE_PROD_OVERFLOW(&xh.ring, rp) ||
+			    (RING_IDX)(rp - xh.ring.rsp_cons) > XH_RACE_BATCH) {
+				why = "more answers than requests";
+				break;
+			}
+			if (rp == xh.ring.req_prod_pvt)
+				break;
+			if (READ_ONCE(xh.dead)) {
+				why = "disconnected";
+				break;
+			}
+			if (time_after_eq(jiffies, wait_end)) {
+				why = "requests left unanswered";
+				break;
+			}
+			wait_event_timeout(xh.wq, xh_answer_ready() &&
+					   READ_ONCE(xh.sring->rsp_prod) ==
+					   xh.ring.req_prod_pvt, HZ / 10);
+		}
+		if (!xh_race_quiet()) {
+			why = "the racer did not stop";
+			break;
+		}
+		virt_rmb();	/* answers are read after rsp_prod */
+		while (!why && xh.ring.rsp_cons != rp) {
+			slot = xh.ring.rsp_cons & (RING_SIZE(&xh.ring) - 1);
+			RING_COPY_RESPONSE(&xh.ring, xh.ring.rsp_cons, &rsp);
+			xh.ring.rsp_cons++;
+			why = xh_race_check(slot, &rsp);
+			if (why)
+				pr_info("note: %s: round %u: id %llu op %#x status %d len %u\n",
+					name, rounds, rsp.id, rsp.op,
+					rsp.status, rsp.len);
+		}
+		rounds++;
+	}
+out_stop:
+	WRITE_ONCE(xh_race.armed, false);
+	kthread_stop(task);
+	mutex_unlock(&xh.lock);
+	pr_info("note: %s: %u rounds of %u requests, %lu slot writes; %u answers to copies the racer had reached, %u statuses judged\n",
+		name, rounds, XH_RACE_BATCH, xh_race.writes,
+		xh_race.rewritten, xh_race.judged);
+	if (why) {
+		xh_fail(name, "%s", why);
+		return;
+	}
+	/* Else it proved nothing about the backend's copies. */
+	if (!xh_race.judged || !xh_race.rewritten) {
+		xh_fail(name, "nothing raced: %u copies reached, %u answers judged",
+			xh_race.rewritten, xh_race.judged);
+		return;
+	}
+	/* The device still works: a request in place answers as before. */
+	xh_end_foreign(name);
+}
+
+/*
  * SESSION_NEW as fast as each is answered, past the device's
  * max-sessions.  With xcudad, those up to it open and the rest are
  * refused (-ENOSPC); once all are ended, one opens again.  Without
@@ -673,6 +934,118 @@ static void xh_req_prod(const char *name)
 	}
 	xh_fail(name, "backend still %s after %u ms", xenbus_strstate(st),
 		XH_CLOSE_MS);
+}
+
+/*
+ * req_prod moved back, below what the backend has taken, while the answer
+ * to a SESSION_NEW is still owed: req_prod is then at or near rsp_prod,
+ * where RING_REQUEST_PROD_OVERFLOW alone sees nothing wrong, and a
+ * backend that walked from req_cons to it would take 2^32 - @back stale
+ * slots.  It must disconnect instead, answering no old slot again.
+ */
+static void xh_req_prod_moved(const char *name, RING_IDX back)
+{
+	RING_IDX cons, rp, was, most, ev;
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	unsigned int i, waited;
+	enum xenbus_state st;
+	int err;
+
+	/* Slots the backend has taken and answered. */
+	for (i = 0; i < XH_BACK_WARM; i++) {
+		memset(&req, 0, sizeof(req));
+		req.hdr.op = XCUDA_XOP_SESSION_END;
+		req.hdr.session = xh_foreign_session();
+		err = xh_call(&req, &rsp, XH_ANSWER_MS);
+		if (err || rsp.status != -ENOENT) {
+			xh_fail(name, "warm-up request %u: %d/%d", i, err,
+				err ? 0 : rsp.status);
+			return;
+		}
+	}
+	mutex_lock(&xh.lock);
+	if (xh.dead || !xh.sring) {
+		mutex_unlock(&xh.lock);
+		xh_fail(name, "not connected");
+		return;
+	}
+	/* Its answer waits for a worker: taken, not yet answered. */
+	xh_new_request(&req, XH_ARENA);
+	req.hdr.id = ++xh.next_id;
+	memcpy(RING_GET_REQUEST(&xh.ring, xh.ring.req_prod_pvt), &req,
+	       sizeof(req));
+	xh.ring.req_prod_pvt++;
+	RING_PUSH_REQUESTS(&xh.ring);
+	notify_remote_via_irq(xh.irq);
+	cons = xh.ring.req_prod_pvt;
+	mutex_unlock(&xh.lock);
+
+	/* Taken once the backend asks for an event at the next one. */
+	for (waited = 0;; waited += 20) {
+		if (!xh_indexes(&was, &ev)) {
+			xh_fail(name, "disconnected before req_prod moved");
+			return;
+		}
+		if (ev == cons + 1)
+			break;
+		if (waited >= XH_ANSWER_MS) {
+			xh_fail(name, "the backend did not take request %u (req_event %u)",
+				cons - 1, ev);
+			return;
+		}
+		msleep(20);
+	}
+
+	mutex_lock(&xh.lock);
+	if (!xh.sring || xh.dead) {
+		mutex_unlock(&xh.lock);
+		xh_fail(name, "disconnected before req_prod moved");
+		return;
+	}
+	was = READ_ONCE(xh.sring->rsp_prod);
+	rp = cons - back;
+	WRITE_ONCE(xh.sring->req_prod, rp);
+	virt_mb();	/* the index is out before the event */
+	notify_remote_via_irq(xh.irq);
+	mutex_unlock(&xh.lock);
+	pr_info("note: %s: req_prod %u, the backend's req_cons %u, rsp_prod %u\n",
+		name, rp, cons, was);
+
+	/*
+	 * Answers are written only while connected, and the backend stops
+	 * before it says Closing: watched until then, or until the ring goes.
+	 */
+	most = was;
+	for (waited = 0; waited < XH_CLOSE_MS; waited += 20) {
+		st = xh_backend_state();
+		if (xh_indexes(&rp, &ev) &&
+		    (RING_IDX)(rp - was) > (RING_IDX)(most - was))
+			most = rp;
+		if (st == XenbusStateClosing || st == XenbusStateClosed)
+			break;
+		msleep(20);
+	}
+	if (st != XenbusStateClosing && st != XenbusStateClosed)
+		xh_fail(name, "backend still %s after %u ms",
+			xenbus_strstate(st), XH_CLOSE_MS);
+	else if ((RING_IDX)(most - was) > (RING_IDX)(cons - was))
+		xh_fail(name, "rsp_prod went from %u to %u, past the %u requests",
+			was, most, cons);
+	else
+		xh_pass(name);
+}
+
+/* Just behind req_cons: the old SESSION_NEW's slot is where req_prod is. */
+static void xh_req_prod_back(const char *name)
+{
+	xh_req_prod_moved(name, 1);
+}
+
+/* Half the index space away: as far behind as ahead. */
+static void xh_req_prod_wrap(const char *name)
+{
+	xh_req_prod_moved(name, 0x80000000u);
 }
 
 /* One session of linger-loop: its grants, mapped into pages of ours. */
@@ -898,6 +1271,256 @@ out:
 	pr_info("RELEASED\n");
 }
 
+/*
+ * full-ring: a ring's worth of SESSION_NEWs at once, whose answers are
+ * left on the ring.  The backend takes each (its answer has a slot),
+ * answers each exactly once, and writes nothing more while the ring stays
+ * full and we ring it again and again (events that bring nothing); Dom0
+ * measures meanwhile that nothing spins.  Then the answers are taken and
+ * the sessions ended: Dom0 checks that their workers, slots and grants go.
+ */
+#define XH_FULL_HOLD_MS		10000
+
+static void xh_full_ring(const char *name)
+{
+	unsigned int n, i, opened = 0, refused = 0, waited;
+	struct xcuda_xsession_new_res res;
+	u32 ids[XH_RACE_SLOTS] = { 0 };
+	struct xcuda_response rsp, end;
+	struct xcuda_request req;
+	RING_IDX rp, now = 0, ev;
+	bool held = false;
+	u64 first;
+
+	mutex_lock(&xh.lock);
+	n = RING_SIZE(&xh.ring);
+	if (xh.dead || !xh.sring || n > XH_RACE_SLOTS ||
+	    RING_FREE_REQUESTS(&xh.ring) != n ||
+	    xh.nr_ports + n > XH_MAX_PORTS) {
+		mutex_unlock(&xh.lock);
+		xh_fail(name, "not connected, or requests outstanding");
+		return;
+	}
+	first = xh.next_id + 1;
+	for (i = 0; i < n; i++) {
+		xh_new_request(&req, XH_ARENA);
+		req.hdr.id = ++xh.next_id;
+		memcpy(RING_GET_REQUEST(&xh.ring, xh.ring.req_prod_pvt), &req,
+		       sizeof(req));
+		xh.ring.req_prod_pvt++;
+	}
+	RING_PUSH_REQUESTS(&xh.ring);
+	notify_remote_via_irq(xh.irq);
+	mutex_unlock(&xh.lock);
+
+	/* Every one answered, none taken off the ring. */
+	for (waited = 0;; waited += 100) {
+		if (!xh_indexes(&rp, &ev)) {
+			xh_fail(name, "disconnected");
+			goto out;
+		}
+		if ((RING_IDX)(rp - xh.ring.rsp_cons) > n) {
+			xh_fail(name, "%u answers to %u requests",
+				rp - xh.ring.rsp_cons, n);
+			goto out;
+		}
+		if (rp - xh.ring.rsp_cons == n)
+			break;
+		if (waited >= 2 * XH_NEW_MS) {
+			xh_fail(name, "%u of %u SESSION_NEWs answered",
+				rp - xh.ring.rsp_cons, n);
+			goto out;
+		}
+		msleep(100);
+	}
+	pr_info("FULL-HOLD %u answers on the ring, none taken; %u ms\n", n,
+		XH_FULL_HOLD_MS);
+	for (waited = 0; waited < XH_FULL_HOLD_MS; waited += 20) {
+		mutex_lock(&xh.lock);
+		if (xh.irq >= 0)
+			notify_remote_via_irq(xh.irq);
+		mutex_unlock(&xh.lock);
+		msleep(20);
+		if (!xh_indexes(&now, &ev) || now != rp) {
+			xh_fail(name, "rsp_prod %u, then %u with the ring full",
+				rp, now);
+			goto out;
+		}
+	}
+	pr_info("FULL-RELEASE\n");
+	held = true;
+
+out:
+	/* Take what is there; end every session opened. */
+	mutex_lock(&xh.lock);
+	rp = xh.sring ? READ_ONCE(xh.sring->rsp_prod) : xh.ring.rsp_cons;
+	virt_rmb();	/* answers are read after rsp_prod */
+	while (!RING_RESPONSE_PROD_OVERFLOW(&xh.ring, rp) &&
+	       xh.ring.rsp_cons != rp) {
+		RING_COPY_RESPONSE(&xh.ring, xh.ring.rsp_cons, &rsp);
+		xh.ring.rsp_cons++;
+		/* Ours are first .. first + n - 1, each answered once. */
+		i = rsp.id >= first && rsp.id - first < n ? rsp.id - first : n;
+		memcpy(&res, rsp.out, sizeof(res));
+		if (i == n || ids[i] || rsp.op != XCUDA_XOP_SESSION_NEW) {
+			pr_info("note: %s: stray answer id %llu op %#x\n", name,
+				rsp.id, rsp.op);
+			refused = n + 1;	/* never a pass */
+		} else if (!rsp.status && res.session) {
+			ids[i] = res.session;
+			opened++;
+		} else {
+			ids[i] = U32_MAX;	/* answered, refused */
+			refused++;
+		}
+	}
+	mutex_unlock(&xh.lock);
+	for (i = 0; i < n; i++) {
+		if (ids[i] && ids[i] != U32_MAX &&
+		    (xh_end_session(ids[i], &end) || end.status)) {
+			xh_fail(name, "SESSION_END of %#x failed", ids[i]);
+			refused = n + 1;
+		}
+	}
+	xh_close_ports();
+	pr_info("note: %s: %u opened, %u refused\n", name, opened, refused);
+	if (!held)
+		return;		/* failed above */
+	if (opened + refused != n)
+		xh_fail(name, "%u opened, %u refused of %u", opened, refused,
+			n);
+	else if (!opened)
+		xh_fail(name, "no session opened (is xcudad running?)");
+	else
+		xh_pass(name);
+}
+
+/*
+ * full-data-ring: a session's data ring filled with requests and left
+ * so, mapped as a guest kernel may: once with no doorbell (the worker
+ * sleeps and never gets to them), once rung, with the worker's answers
+ * never taken.  SESSION_END must still make the worker let go (the header
+ * says closed); once unmapped, Dom0 checks that its slot and grants came
+ * back.  Requests before OPEN are answered with an error, one each.
+ */
+static int xh_data_fill(const char *name,
+			const struct xcuda_xsession_new_res *res,
+			struct xh_held *h, evtchn_port_t port, bool ring)
+{
+	struct xcuda_front_ring fr;
+	struct xcuda_sring *sring;
+	struct xcuda_response rsp;
+	struct xcuda_request req;
+	struct evtchn_send send = { .port = port };
+	unsigned int i, waited;
+
+	sring = pfn_to_kaddr(page_to_pfn(h->pages[1]));
+	if (READ_ONCE(sring->req_prod) || READ_ONCE(sring->rsp_prod)) {
+		xh_fail(name, "the data ring is not fresh");
+		return -EPROTO;
+	}
+	FRONT_RING_INIT(&fr, sring, XCUDA_PAGE_SIZE << res->ring_order);
+	for (i = 0; i < RING_SIZE(&fr); i++) {
+		memset(&req, 0, sizeof(req));
+		req.hdr.op = XH_OP_ECHO;
+		req.hdr.session = res->session;
+		req.hdr.len = XH_ECHO_ARGS_LEN;
+		req.hdr.id = i + 1;
+		memcpy(RING_GET_REQUEST(&fr, fr.req_prod_pvt), &req,
+		       sizeof(req));
+		fr.req_prod_pvt++;
+	}
+	RING_PUSH_REQUESTS(&fr);
+	if (!ring) {
+		msleep(500);
+		pr_info("note: %s: %u requests, not rung: %u answered\n", name,
+			RING_SIZE(&fr), READ_ONCE(sring->rsp_prod));
+		return 0;
+	}
+	if (HYPERVISOR_event_channel_op(EVTCHNOP_send, &send)) {
+		xh_fail(name, "ringing port %u failed", port);
+		return -EIO;
+	}
+	for (waited = 0; READ_ONCE(sring->rsp_prod) != fr.req_prod_pvt;
+	     waited += 50) {
+		if (waited >= XH_ANSWER_MS) {
+			xh_fail(name, "%u of %u requests answered on the data ring",
+				READ_ONCE(sring->rsp_prod), RING_SIZE(&fr));
+			return -ETIMEDOUT;
+		}
+		msleep(50);
+	}
+	virt_rmb();	/* answers are read after rsp_prod */
+	for (i = 0; i < RING_SIZE(&fr); i++) {
+		RING_COPY_RESPONSE(&fr, i, &rsp);
+		if (rsp.id != i + 1 || rsp.op != XH_OP_ECHO ||
+		    rsp.len > XCUDA_RSP_INLINE) {
+			xh_fail(name, "answer %u: id %llu op %#x len %u", i,
+				rsp.id, rsp.op, rsp.len);
+			return -EPROTO;
+		}
+	}
+	/* Left there: the worker has nothing to take and nowhere to write. */
+	msleep(500);
+	if (READ_ONCE(sring->rsp_prod) != fr.req_prod_pvt) {
+		xh_fail(name, "rsp_prod moved past the %u requests",
+			RING_SIZE(&fr));
+		return -EPROTO;
+	}
+	pr_info("note: %s: %u requests rung, %u answers left on the ring\n",
+		name, RING_SIZE(&fr), RING_SIZE(&fr));
+	return 0;
+}
+
+static void xh_full_data_ring(const char *name)
+{
+	struct xcuda_xsession_new_res res;
+	struct xcuda_response rsp, end;
+	struct xcuda_request req;
+	evtchn_port_t port;
+	struct xh_held *h;
+	unsigned int pass;
+	int err;
+
+	for (pass = 0; pass < 2; pass++) {
+		xh_new_request(&req, XH_ARENA);
+		port = xh.nr_ports ? xh.ports[xh.nr_ports - 1] : 0;
+		err = xh_call(&req, &rsp, XH_NEW_MS);
+		if (err || rsp.status) {
+			xh_drop_port();
+			xh_fail(name, "SESSION_NEW: %d/%d", err,
+				err ? 0 : rsp.status);
+			return;
+		}
+		memcpy(&res, rsp.out, sizeof(res));
+		h = xh_hold(&res);
+		if (IS_ERR(h)) {
+			xh_end_session(res.session, &end);
+			xh_drop_port();
+			xh_fail(name, "mapping its %u pages failed (%ld)",
+				res.nr_pages, PTR_ERR(h));
+			return;
+		}
+		err = xh_data_fill(name, &res, h, port, pass);
+		if (err) {
+			xh_end_session(res.session, &end);
+		} else if (xh_end_session(res.session, &end) || end.status) {
+			xh_fail(name, "SESSION_END failed");
+			err = -EPROTO;
+		} else if (!xh_closed(h)) {
+			xh_fail(name, "%s ring: the worker did not let go in %u ms",
+				pass ? "a rung" : "an unrung", XH_CLOSE_MS);
+			err = -ETIMEDOUT;
+		}
+		/* Unmapped: xcuda-back's reap ends the grants. */
+		xh_held_free(h);
+		xh_drop_port();
+		if (err)
+			return;
+	}
+	xh_pass(name);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(const char *name);
@@ -916,10 +1539,16 @@ static const struct {
 	{ "op-zero", xh_op_zero },
 	{ "end-valid-session", xh_end_valid },
 	{ "end-foreign-session", xh_end_foreign },
+	{ "slot-race", xh_slot_race },
 	{ "new-flood", xh_new_flood },
 	{ "notify-flood", xh_flood },
 	{ "req-prod-overflow", xh_req_prod },
 	{ "linger-loop", xh_linger, true },
+	{ "full-ring", xh_full_ring, true },
+	{ "full-data-ring", xh_full_data_ring, true },
+	/* Each ends the connection: one per load. */
+	{ "req-prod-back", xh_req_prod_back, true },
+	{ "req-prod-wrap", xh_req_prod_wrap, true },
 };
 
 static bool xh_selected(const char *name, bool named_only)
@@ -1142,10 +1771,65 @@ static struct xenbus_driver xh_driver = {
 	.not_essential = true,
 };
 
+/* ------------------------------------------------------------------ */
+/* storm_ms=: events on xcuda-front's control channel                  */
+
+static struct task_struct *xh_storm_task;
+
+/*
+ * Sends events on the guest's end of device 0's control channel, which
+ * xcuda-front owns, for storm_ms: a guest kernel storming xcuda-back
+ * while its own processes go on using the device.
+ */
+static int xh_storm(void *arg)
+{
+	struct evtchn_send send = { .port = (uintptr_t)arg };
+	unsigned long start = jiffies;
+	unsigned long end = start + msecs_to_jiffies(storm_ms);
+	unsigned long sent = 0;
+	int err = 0;
+
+	while (time_before(jiffies, end) && !kthread_should_stop()) {
+		err = HYPERVISOR_event_channel_op(EVTCHNOP_send, &send);
+		if (err)
+			break;
+		if (!(++sent % 256))
+			cond_resched();
+	}
+	if (err)
+		pr_info("STORM-DONE: sending on port %u failed (%d) after %lu events\n",
+			send.port, err, sent);
+	else
+		pr_info("STORM-DONE sent %lu events on port %u in %u ms\n",
+			sent, send.port, jiffies_to_msecs(jiffies - start));
+	/* Gone only with the module. */
+	while (!kthread_should_stop())
+		msleep(100);
+	return 0;
+}
+
+static int xh_storm_start(void)
+{
+	unsigned int port;
+
+	port = xenbus_read_unsigned("device/" XCUDA_XS_TYPE "/0",
+				    XCUDA_XS_EVTCHN, 0);
+	if (!port) {
+		pr_info("STORM: no event channel of device 0 (is xcuda-front connected?)\n");
+		return -ENODEV;
+	}
+	pr_info("STORM port %u for %u ms\n", port, storm_ms);
+	xh_storm_task = kthread_run(xh_storm, (void *)(uintptr_t)port,
+				    "xh-storm");
+	return PTR_ERR_OR_ZERO(xh_storm_task);
+}
+
 static int __init xh_init(void)
 {
 	if (!xen_domain())
 		return -ENODEV;
+	if (storm_ms)
+		return xh_storm_start();
 	INIT_WORK(&xh.work, xh_script);
 	/* Owned: the rig unbinds the device before rmmod (rig-rmmod.sh). */
 	return xenbus_register_frontend(&xh_driver);
@@ -1153,6 +1837,10 @@ static int __init xh_init(void)
 
 static void __exit xh_exit(void)
 {
+	if (storm_ms) {
+		kthread_stop(xh_storm_task);
+		return;
+	}
 	xenbus_unregister_driver(&xh_driver);
 }
 

@@ -322,6 +322,15 @@ int xd_sandbox_seccomp(void)
 		SCMP_A0(SCMP_CMP_EQ, 0));
 	XD_RULE(ctx, SCMP_ACT_ALLOW, personality, 1,
 		SCMP_A0(SCMP_CMP_EQ, 0xffffffffULL));
+	/*
+	 * A binary tree of syscall numbers, not a list: a call that the
+	 * kernel's cache of always-allowed calls misses (the calls with
+	 * argument rules, or a kernel before 5.11) runs a few comparisons.
+	 */
+	err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	if (err)
+		xd_log(XD_LOG_DEBUG, "seccomp: filter as a list: %s",
+		       strerror(-err));
 	err = seccomp_load(ctx);
 	if (err) {
 		xd_log(XD_LOG_ERROR, "seccomp: cannot load the filter: %s",

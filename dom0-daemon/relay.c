@@ -99,6 +99,8 @@ void AnnotateIgnoreWritesEnd(const char *file, int line);
 
 /* How often each thread looks whether the other ended the session. */
 #define XD_RELAY_POLL_MS	200
+/* The sender's spin for the guest's next request, at most, in a row. */
+#define XD_RELAY_SPIN_MAX_NS	1000000ull
 /* Requests in flight at most: more than any ring holds. */
 #define XD_RELAY_MAX_Q		4096
 #define XD_RELAY_RD_BUF		(256u << 10)
@@ -136,6 +138,9 @@ struct xd_relay {
 	struct xd_rq *q;
 	unsigned int qhead, qlen, qcap;
 	uint64_t busy_since;	/* the clock when the list last filled */
+	unsigned int waiting;	/* atomic: qlen, for the sender's spin */
+	uint64_t answered;	/* atomic: the clock at the last answer */
+	uint64_t spin_ns;	/* the link's spin (0: none) */
 	/* Atomic: how the session ends. */
 	int guest_done;		/* the guest went or broke the ring */
 	int link_done;		/* the link is over (the receiver says) */
@@ -304,6 +309,7 @@ static int xd_relay_queue(struct xd_relay *r, const struct xcuda_request *req)
 		memcpy(&r->q[(r->qhead + r->qlen) % r->qcap].hf_off,
 		       req->args, sizeof(uint64_t));
 	r->qlen++;
+	__atomic_store_n(&r->waiting, r->qlen, __ATOMIC_RELAXED);
 out:
 	pthread_mutex_unlock(&r->lock);
 	return ret;
@@ -460,6 +466,36 @@ static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
 	return ret;
 }
 
+/*
+ * While the server owes the guest answers, and a little after one came,
+ * the guest's next request is near: the sender spins for it rather than
+ * sleep, so that the guest need not ring and wake it (on a fast link a
+ * wake-up costs as much as the round trip).  As long as the link spins
+ * (XCUDA_LINK_SPIN_US), and XD_RELAY_SPIN_MAX_NS at most in a row: the
+ * wait for a long kernel sleeps.
+ */
+static void xd_relay_spin(struct xd_relay *r)
+{
+	struct xd_chan *c = r->c;
+	uint64_t now, start, until, last;
+
+	if (!r->spin_ns || !c->ops->spin)
+		return;
+	start = now = xr_now_ns();
+	while (!xd_flag(&r->link_done)) {
+		last = __atomic_load_n(&r->answered, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&r->waiting, __ATOMIC_RELAXED))
+			until = now + r->spin_ns;
+		else
+			until = last + r->spin_ns;
+		if (until > start + XD_RELAY_SPIN_MAX_NS)
+			until = start + XD_RELAY_SPIN_MAX_NS;
+		if (until <= now || c->ops->spin(c, until))
+			return;
+		now = xr_now_ns();
+	}
+}
+
 /* The sending thread: the session's own, until it ends. */
 static void xd_relay_send(struct xd_relay *r)
 {
@@ -469,7 +505,17 @@ static void xd_relay_send(struct xd_relay *r)
 
 	while (!xd_flag(&r->link_done)) {
 		/* A batch goes once the ring has nothing more right now. */
-		ret = c->ops->next(c, &req, flushed ? XD_RELAY_POLL_MS : 0);
+		if (flushed)
+			xd_relay_spin(r);
+		/*
+		 * Whether more came: a look that does not ask the guest to
+		 * ring (a wait with no time would, and cost a poll()).
+		 */
+		if (!flushed && c->ops->spin && !c->ops->spin(c, 0))
+			ret = 0;
+		else
+			ret = c->ops->next(c, &req,
+					   flushed ? XD_RELAY_POLL_MS : 0);
 		if (!ret) {
 			if (flushed)
 				continue;
@@ -784,6 +830,8 @@ static int xd_relay_frame(struct xd_relay *r)
 		    (f.rsp.flags & ~XCUDA_RSPF_OUTPUT) == q.flags) {
 			r->qhead = (r->qhead + 1) % r->qcap;
 			r->qlen--;
+			__atomic_store_n(&r->waiting, r->qlen,
+					 __ATOMIC_RELAXED);
 			ret = 0;
 		}
 	}
@@ -821,6 +869,8 @@ static int xd_relay_frame(struct xd_relay *r)
 	 * by the next reply (or by the sender's next wait, which may be far).
 	 */
 	ret = c->ops->reply(c, &f.rsp, xd_relay_answer_next(r));
+	if (r->spin_ns)
+		__atomic_store_n(&r->answered, xr_now_ns(), __ATOMIC_RELAXED);
 	if (ret < 0) {
 		if (ret != -EPIPE)
 			xd_log(XD_LOG_WARN, "cannot answer the guest (%s): "
@@ -926,7 +976,10 @@ int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
 		xd_relay_refuse(c);
 		goto out;
 	}
-	if (xd_up_rd_init(&r->rd, r->fd, XD_RELAY_RD_BUF) ||
+	/* The sender spins for the guest as long as the link does. */
+	if (!xd_up_rd_init(&r->rd, r->fd, XD_RELAY_RD_BUF))
+		r->spin_ns = r->rd.spin_ns;
+	if (!r->rd.buf ||
 	    xd_up_wr_init(&r->wr, r->fd, XD_RELAY_WR_BUF, XD_RELAY_IOV,
 			  XD_UP_STALL_MS) ||
 	    pthread_create(&rx, NULL, xd_relay_recv, r)) {

@@ -86,6 +86,19 @@ int xd_ring_next(struct xd_ring *r, struct xcuda_request *out,
 	return xr_consume(&r->end, &w, xd_take, r, out, 1);
 }
 
+int xd_ring_spin(struct xd_ring *r, uint64_t until_ns)
+{
+	uint32_t cons = *r->end.in_cons;
+
+	if (xr_end_take_bell(&r->end))
+		(void)xr_end_bell(&r->end);
+	if (r->req_prod != cons)
+		return 1;
+	if (!until_ns)
+		return __atomic_load_n(r->end.in_prod, __ATOMIC_ACQUIRE) != cons;
+	return xr_spin(r->end.in_prod, cons, until_ns) != cons;
+}
+
 /*
  * Each request frees its own slot for its response, so the response ring
  * cannot fill while we answer only what we took; a guest that cheats

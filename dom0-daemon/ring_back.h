@@ -46,6 +46,13 @@ int xd_ring_next(struct xd_ring *r, struct xcuda_request *out,
 		 int timeout_ms);
 
 /*
+ * Spins until the guest has produced a request or the clock passes
+ * @until_ns (0: one look), without asking to be rung (a bell owed to the
+ * guest is rung first, as a wait would): 1 if one is there, else 0.
+ */
+int xd_ring_spin(struct xd_ring *r, uint64_t until_ns);
+
+/*
  * Answers the oldest request taken and not yet answered, publishing at
  * once; rings the guest if it sleeps, unless @more (the bell then waits
  * for the end of the batch, or our next wait).  Returns 0, -EINVAL if

@@ -138,6 +138,17 @@ int xd_sandbox_drop_caps(void)
 	return 0;
 }
 
+/*
+ * The first argument compared, every field named (libseccomp's SCMP_A0
+ * leaves datum_b out where it has no use, which clang warns of).
+ */
+#define XD_A0_EQ(v) \
+	((struct scmp_arg_cmp){ .arg = 0, .op = SCMP_CMP_EQ, \
+				.datum_a = (v), .datum_b = 0 })
+#define XD_A0_MASKED(mask, v) \
+	((struct scmp_arg_cmp){ .arg = 0, .op = SCMP_CMP_MASKED_EQ, \
+				.datum_a = (mask), .datum_b = (v) })
+
 /* Rules that fail to add fail the filter: none may be left out. */
 #define XD_RULE(ctx, act, name, ...) \
 	do { \
@@ -288,9 +299,9 @@ int xd_sandbox_seccomp(void)
 	}
 	/* Threads only, in no new namespace; fork is refused (EPERM). */
 	XD_RULE(ctx, SCMP_ACT_ALLOW, clone, 1,
-		SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD | ns, CLONE_THREAD));
+		XD_A0_MASKED(CLONE_THREAD | ns, CLONE_THREAD));
 	XD_RULE(ctx, SCMP_ACT_KILL_PROCESS, clone, 1,
-		SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+		XD_A0_MASKED(CLONE_NEWUSER, CLONE_NEWUSER));
 	/* Its flags are in memory, out of the filter's sight. */
 	XD_RULE(ctx, SCMP_ACT_ERRNO(ENOSYS), clone3, 0);
 	/*
@@ -298,30 +309,30 @@ int xd_sandbox_seccomp(void)
 	 * (tgkill(getpid(), tid), raise, abort); nothing else.  Other
 	 * processes, its process group (0) and everyone (-1) get EPERM.
 	 */
-	XD_RULE(ctx, SCMP_ACT_ALLOW, kill, 1, SCMP_A0(SCMP_CMP_EQ, self));
-	XD_RULE(ctx, SCMP_ACT_ALLOW, tgkill, 1, SCMP_A0(SCMP_CMP_EQ, self));
+	XD_RULE(ctx, SCMP_ACT_ALLOW, kill, 1, XD_A0_EQ(self));
+	XD_RULE(ctx, SCMP_ACT_ALLOW, tgkill, 1, XD_A0_EQ(self));
 	XD_RULE(ctx, SCMP_ACT_ALLOW, rt_sigqueueinfo, 1,
-		SCMP_A0(SCMP_CMP_EQ, self));
+		XD_A0_EQ(self));
 	XD_RULE(ctx, SCMP_ACT_ALLOW, rt_tgsigqueueinfo, 1,
-		SCMP_A0(SCMP_CMP_EQ, self));
+		XD_A0_EQ(self));
 	/* Its own limits only (0 is itself), never another process's. */
-	XD_RULE(ctx, SCMP_ACT_ALLOW, prlimit64, 1, SCMP_A0(SCMP_CMP_EQ, 0));
+	XD_RULE(ctx, SCMP_ACT_ALLOW, prlimit64, 1, XD_A0_EQ(0));
 	XD_RULE(ctx, SCMP_ACT_ALLOW, prlimit64, 1,
-		SCMP_A0(SCMP_CMP_EQ, self));
+		XD_A0_EQ(self));
 	XD_RULE(ctx, SCMP_ACT_ALLOW, setrlimit, 0);
 	/* libnuma asks where its own pages are (move_pages, pid 0). */
-	XD_RULE(ctx, SCMP_ACT_ALLOW, move_pages, 1, SCMP_A0(SCMP_CMP_EQ, 0));
+	XD_RULE(ctx, SCMP_ACT_ALLOW, move_pages, 1, XD_A0_EQ(0));
 	XD_RULE(ctx, SCMP_ACT_ALLOW, move_pages, 1,
-		SCMP_A0(SCMP_CMP_EQ, self));
+		XD_A0_EQ(self));
 	XD_RULE(ctx, SCMP_ACT_ALLOW, migrate_pages, 1,
-		SCMP_A0(SCMP_CMP_EQ, 0));
+		XD_A0_EQ(0));
 	XD_RULE(ctx, SCMP_ACT_ALLOW, migrate_pages, 1,
-		SCMP_A0(SCMP_CMP_EQ, self));
+		XD_A0_EQ(self));
 	/* Linux personality queries and sets (Docker's values). */
 	XD_RULE(ctx, SCMP_ACT_ALLOW, personality, 1,
-		SCMP_A0(SCMP_CMP_EQ, 0));
+		XD_A0_EQ(0));
 	XD_RULE(ctx, SCMP_ACT_ALLOW, personality, 1,
-		SCMP_A0(SCMP_CMP_EQ, 0xffffffffULL));
+		XD_A0_EQ(0xffffffffULL));
 	/*
 	 * A binary tree of syscall numbers, not a list: a call that the
 	 * kernel's cache of always-allowed calls misses (the calls with

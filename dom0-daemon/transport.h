@@ -27,6 +27,12 @@ struct xd_chan_ops {
 	 */
 	int (*next)(struct xd_chan *c, struct xcuda_request *req,
 		    int timeout_ms);
+	/*
+	 * Optional: spins until the guest has produced a request or the
+	 * clock (xr_now_ns()) passes @until_ns (0: one look), without asking
+	 * to be rung: 1 if one is there (next() takes it), else 0.
+	 */
+	int (*spin)(struct xd_chan *c, uint64_t until_ns);
 	/* Queues one response; rings the doorbell unless @more. */
 	int (*reply)(struct xd_chan *c, const struct xcuda_response *rsp,
 		     int more);

@@ -54,6 +54,13 @@ static int xd_local_next(struct xd_chan *c, struct xcuda_request *out,
 	return xd_ring_next(&l->ring, out, timeout_ms);
 }
 
+static int xd_local_spin(struct xd_chan *c, uint64_t until_ns)
+{
+	struct xd_local *l = c->priv;
+
+	return xd_ring_spin(&l->ring, until_ns);
+}
+
 static int xd_local_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 			  int more)
 {
@@ -159,6 +166,7 @@ static int xd_local_peer_gone(struct xd_chan *c)
 static const struct xd_chan_ops xd_local_ops = {
 	.name = "local",
 	.next = xd_local_next,
+	.spin = xd_local_spin,
 	.reply = xd_local_reply,
 	.arena_at = xd_local_arena_at,
 	.close = xd_local_close,

@@ -97,6 +97,13 @@ static int xd_xen_next(struct xd_chan *c, struct xcuda_request *req,
 	return xd_ring_next(&x->ring, req, timeout_ms);
 }
 
+static int xd_xen_spin(struct xd_chan *c, uint64_t until_ns)
+{
+	struct xd_xen *x = c->priv;
+
+	return xd_ring_spin(&x->ring, until_ns);
+}
+
 static int xd_xen_reply(struct xd_chan *c, const struct xcuda_response *rsp,
 			int more)
 {
@@ -148,6 +155,7 @@ static int xd_xen_peer_gone(struct xd_chan *c)
 static const struct xd_chan_ops xd_xen_ops = {
 	.name = "xen",
 	.next = xd_xen_next,
+	.spin = xd_xen_spin,
 	.reply = xd_xen_reply,
 	.arena_at = xd_xen_arena_at,
 	.close = xd_xen_close,

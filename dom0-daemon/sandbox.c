@@ -139,6 +139,30 @@ int xd_sandbox_drop_caps(void)
 }
 
 /*
+ * One rule of action @act for each call named in @names[@n]; a name not
+ * of this architecture (e.g. epoll_wait_old) is skipped.  0, or -1 when
+ * a rule cannot be added (@what says which kind, for the log).
+ */
+static int xd_rules(scmp_filter_ctx ctx, uint32_t act,
+		    const char *const *names, size_t n, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int nr = seccomp_syscall_resolve_name(names[i]);
+
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		if (seccomp_rule_add(ctx, act, nr, 0)) {
+			xd_log(XD_LOG_ERROR, "seccomp: cannot %s %s", what,
+			       names[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The first argument compared, every field named (libseccomp's SCMP_A0
  * leaves datum_b out where it has no use, which clang warns of).
  */
@@ -266,7 +290,6 @@ int xd_sandbox_seccomp(void)
 			    CLONE_NEWCGROUP | 0x00000080ULL /* NEWTIME */;
 	const uint64_t self = (uint64_t)getpid();
 	scmp_filter_ctx ctx;
-	unsigned int i;
 	int err;
 
 	ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
@@ -274,29 +297,11 @@ int xd_sandbox_seccomp(void)
 		xd_log(XD_LOG_ERROR, "seccomp: cannot make a filter");
 		return -1;
 	}
-	for (i = 0; i < sizeof(xd_allowed) / sizeof(xd_allowed[0]); i++) {
-		int nr = seccomp_syscall_resolve_name(xd_allowed[i]);
-
-		/* Not of this architecture (e.g. epoll_wait_old): skipped. */
-		if (nr == __NR_SCMP_ERROR)
-			continue;
-		if (seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0)) {
-			xd_log(XD_LOG_ERROR, "seccomp: cannot allow %s",
-			       xd_allowed[i]);
-			goto fail;
-		}
-	}
-	for (i = 0; i < sizeof(xd_forbidden) / sizeof(xd_forbidden[0]); i++) {
-		int nr = seccomp_syscall_resolve_name(xd_forbidden[i]);
-
-		if (nr == __NR_SCMP_ERROR)
-			continue;
-		if (seccomp_rule_add(ctx, SCMP_ACT_KILL_PROCESS, nr, 0)) {
-			xd_log(XD_LOG_ERROR, "seccomp: cannot forbid %s",
-			       xd_forbidden[i]);
-			goto fail;
-		}
-	}
+	if (xd_rules(ctx, SCMP_ACT_ALLOW, xd_allowed,
+		     sizeof(xd_allowed) / sizeof(xd_allowed[0]), "allow") ||
+	    xd_rules(ctx, SCMP_ACT_KILL_PROCESS, xd_forbidden,
+		     sizeof(xd_forbidden) / sizeof(xd_forbidden[0]), "forbid"))
+		goto fail;
 	/* Threads only, in no new namespace; fork is refused (EPERM). */
 	XD_RULE(ctx, SCMP_ACT_ALLOW, clone, 1,
 		XD_A0_MASKED(CLONE_THREAD | ns, CLONE_THREAD));

@@ -937,6 +937,27 @@ static void xh_req_prod(const char *name)
 }
 
 /*
+ * Posts @n SESSION_NEWs in the ring at once, with fresh ids, and rings
+ * once; no answer is waited for.  Under xh.lock, with room for them.
+ */
+static void xh_post_new(unsigned int n)
+{
+	struct xcuda_request req;
+	unsigned int i;
+
+	lockdep_assert_held(&xh.lock);
+	for (i = 0; i < n; i++) {
+		xh_new_request(&req, XH_ARENA);
+		req.hdr.id = ++xh.next_id;
+		memcpy(RING_GET_REQUEST(&xh.ring, xh.ring.req_prod_pvt), &req,
+		       sizeof(req));
+		xh.ring.req_prod_pvt++;
+	}
+	RING_PUSH_REQUESTS(&xh.ring);
+	notify_remote_via_irq(xh.irq);
+}
+
+/*
  * req_prod moved back, below what the backend has taken, while the answer
  * to a SESSION_NEW is still owed: req_prod is then at or near rsp_prod,
  * where RING_REQUEST_PROD_OVERFLOW alone sees nothing wrong, and a
@@ -971,13 +992,7 @@ static void xh_req_prod_moved(const char *name, RING_IDX back)
 		return;
 	}
 	/* Its answer waits for a worker: taken, not yet answered. */
-	xh_new_request(&req, XH_ARENA);
-	req.hdr.id = ++xh.next_id;
-	memcpy(RING_GET_REQUEST(&xh.ring, xh.ring.req_prod_pvt), &req,
-	       sizeof(req));
-	xh.ring.req_prod_pvt++;
-	RING_PUSH_REQUESTS(&xh.ring);
-	notify_remote_via_irq(xh.irq);
+	xh_post_new(1);
 	cons = xh.ring.req_prod_pvt;
 	mutex_unlock(&xh.lock);
 
@@ -1287,7 +1302,6 @@ static void xh_full_ring(const char *name)
 	struct xcuda_xsession_new_res res;
 	u32 ids[XH_RACE_SLOTS] = { 0 };
 	struct xcuda_response rsp, end;
-	struct xcuda_request req;
 	RING_IDX rp, now = 0, ev;
 	bool held = false;
 	u64 first;
@@ -1302,15 +1316,7 @@ static void xh_full_ring(const char *name)
 		return;
 	}
 	first = xh.next_id + 1;
-	for (i = 0; i < n; i++) {
-		xh_new_request(&req, XH_ARENA);
-		req.hdr.id = ++xh.next_id;
-		memcpy(RING_GET_REQUEST(&xh.ring, xh.ring.req_prod_pvt), &req,
-		       sizeof(req));
-		xh.ring.req_prod_pvt++;
-	}
-	RING_PUSH_REQUESTS(&xh.ring);
-	notify_remote_via_irq(xh.irq);
+	xh_post_new(n);
 	mutex_unlock(&xh.lock);
 
 	/* Every one answered, none taken off the ring. */

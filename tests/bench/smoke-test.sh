@@ -39,3 +39,13 @@ if [ "$rc" -eq 0 ]; then
 	done
 	echo "PASS bench smoke: upstream pairs written"
 fi
+
+# The A/B comparer (ab.py) on synthetic runs with known answers.
+if command -v python3 >/dev/null; then
+	if ab=$(python3 "$(dirname "$0")/ab.py" --self-test 2>&1); then
+		echo "PASS ab.py: $(tail -n 1 <<<"$ab")"
+	else
+		echo "FAIL ab.py:"; sed 's/^/    /' <<<"$ab"
+		exit 1
+	fi
+fi

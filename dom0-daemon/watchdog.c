@@ -21,6 +21,8 @@ static uint64_t xd_wd_count;	/* atomic */
 static uint16_t xd_wd_op;	/* atomic */
 static uint64_t xd_wd_nap_ns;
 static uint64_t xd_wd_deadline_ns;
+/* The channel asked, until xd_watchdog_stop(): under xd_wd_lock. */
+static pthread_mutex_t xd_wd_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct xd_chan *xd_wd_chan;
 
 void xd_watchdog_note(uint16_t op)
@@ -34,9 +36,14 @@ void xd_watchdog_note(uint16_t op)
 
 static int xd_wd_guest_gone(void)
 {
-	struct xd_chan *c = xd_wd_chan;
+	struct xd_chan *c;
+	int gone;
 
-	return c && c->ops && c->ops->peer_gone && c->ops->peer_gone(c);
+	pthread_mutex_lock(&xd_wd_lock);
+	c = xd_wd_chan;
+	gone = c && c->ops->peer_gone(c);
+	pthread_mutex_unlock(&xd_wd_lock);
+	return gone;
 }
 
 static void *xd_wd_thread(void *arg)
@@ -83,7 +90,9 @@ int xd_watchdog_start(struct xd_chan *c, unsigned int deadline_s)
 	pthread_t t;
 	int err;
 
+	pthread_mutex_lock(&xd_wd_lock);
 	xd_wd_chan = c && c->ops && c->ops->peer_gone ? c : NULL;
+	pthread_mutex_unlock(&xd_wd_lock);
 	if (!deadline_s && !xd_wd_chan)
 		return 0;
 	xd_wd_deadline_ns = (uint64_t)deadline_s * 1000000000u;
@@ -93,10 +102,17 @@ int xd_watchdog_start(struct xd_chan *c, unsigned int deadline_s)
 		xd_wd_nap_ns = xd_wd_deadline_ns / 4;
 	err = pthread_create(&t, NULL, xd_wd_thread, NULL);
 	if (err) {
-		xd_wd_chan = NULL;
+		xd_watchdog_stop();
 		xd_wd_deadline_ns = 0;
 		return -err;
 	}
 	pthread_detach(t);
 	return 0;
+}
+
+void xd_watchdog_stop(void)
+{
+	pthread_mutex_lock(&xd_wd_lock);
+	xd_wd_chan = NULL;
+	pthread_mutex_unlock(&xd_wd_lock);
 }

@@ -32,5 +32,10 @@ struct xd_chan;
 int xd_watchdog_start(struct xd_chan *c, unsigned int deadline_s);
 /* Request @op starts, or (op 0) the last one ended. */
 void xd_watchdog_note(uint16_t op);
+/*
+ * The channel is about to close: the watch asks it no more (it returns
+ * once a look in progress is over).  The deadline still holds.
+ */
+void xd_watchdog_stop(void);
 
 #endif /* XCUDAD_WATCHDOG_H */

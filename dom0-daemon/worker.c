@@ -301,6 +301,7 @@ int xd_worker_run(struct xd_chan *c)
 	}
 	xd_session_fini(&s);
 	xd_log_counters(c);
+	xd_watchdog_stop();
 	c->ops->close(c);
 	xd_log(XD_LOG_DEBUG, "session ended");
 	return 0;

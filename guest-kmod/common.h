@@ -87,6 +87,14 @@ struct xcf_conn {
 	struct xcuda_front_ring ring;
 	unsigned int order;
 	grant_ref_t refs[XCF_MAX_RING_PAGES];
+	/*
+	 * A control ring the backend still mapped when it was torn down:
+	 * its pages and grants, kept until the backend lets go.  No new
+	 * ring is set up meanwhile.  Under ->mutex.
+	 */
+	void *stale;
+	unsigned int stale_nr;
+	grant_ref_t stale_refs[XCF_MAX_RING_PAGES];
 	evtchn_port_t evtchn;
 	bool has_evtchn;
 	int irq;

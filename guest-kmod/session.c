@@ -190,11 +190,23 @@ static long xcf_ioc_open(struct xcf_session *s, void __user *arg)
 	req.hdr.len = sizeof(a);
 	memcpy(req.args, &a, sizeof(a));
 
+	/*
+	 * One deadline for room and answer alike: a backend that answers
+	 * nothing keeps every slot it was given, and the ring then never
+	 * has room again.
+	 */
 	spin_lock_irq(&xcf.lock);
-	err = wait_event_interruptible_lock_irq(xcf.ring_wq,
-						!xcf.connected ||
-						xcf_room_locked(),
-						xcf.lock);
+	left = wait_event_interruptible_lock_irq_timeout(xcf.ring_wq,
+							 !xcf.connected ||
+							 xcf_room_locked(),
+							 xcf.lock,
+							 XCF_OPEN_TIMEOUT);
+	err = left < 0 ? (int)left : 0;
+	if (!left) {
+		pr_warn_ratelimited("no room on the control ring for %u s; is the backend answering?\n",
+				    XCF_OPEN_TIMEOUT / HZ);
+		err = -ETIMEDOUT;
+	}
 	/* A new connection may be to another domain: the port is not. */
 	if (!err && (!xcf.connected || xcf.domid != domid))
 		err = -ENODEV;
@@ -206,13 +218,15 @@ static long xcf_ioc_open(struct xcf_session *s, void __user *arg)
 	xcf_post_locked(&req, XCF_SH_NEW, &w);
 	xcf_kick_locked();
 	left = wait_event_interruptible_lock_irq_timeout(xcf.open_wq, w.done,
-							 xcf.lock,
-							 XCF_OPEN_TIMEOUT);
+							 xcf.lock, left);
 	if (!w.done) {
 		/* A late success is ended by the ring work. */
 		xcf_forget_waiter_locked(&w);
 		spin_unlock_irq(&xcf.lock);
 		err = left < 0 ? (int)left : -ETIMEDOUT;
+		if (err == -ETIMEDOUT)
+			pr_warn_ratelimited("SESSION_NEW not answered in %u s\n",
+					    XCF_OPEN_TIMEOUT / HZ);
 		goto out_db;
 	}
 	spin_unlock_irq(&xcf.lock);

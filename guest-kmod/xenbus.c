@@ -76,10 +76,97 @@ static bool xcf_quiesce(void)
 }
 
 /*
+ * Ends the grants of a ring no longer in use and frees each page whose
+ * grant ended (alloc_pages_exact() left them order-0 pages).  Says
+ * whether all of them did.
+ */
+static bool xcf_ring_end(void *va, unsigned int nr, grant_ref_t *refs)
+{
+	bool all = true;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		if (refs[i] == INVALID_GRANT_REF)
+			continue;
+		if (!gnttab_try_end_foreign_access(refs[i])) {
+			all = false;
+			continue;
+		}
+		refs[i] = INVALID_GRANT_REF;
+		free_page((unsigned long)va + i * XEN_PAGE_SIZE);
+	}
+	return all;
+}
+
+/* Does the backend still map a previous ring?  Frees it if not. */
+static bool xcf_stale_held(void)
+{
+	lockdep_assert_held(&xcf.mutex);
+	if (!xcf.stale)
+		return false;
+	if (!xcf_ring_end(xcf.stale, xcf.stale_nr, xcf.stale_refs))
+		return true;
+	xcf.stale = NULL;
+	return false;
+}
+
+/*
+ * Hands a stale ring to the grant code, which frees each page once the
+ * backend lets go: the driver is going away.  xcf.mutex held.
+ */
+static void xcf_stale_abandon(void)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&xcf.mutex);
+	if (!xcf.stale)
+		return;
+	for (i = 0; i < xcf.stale_nr; i++) {
+		if (xcf.stale_refs[i] == INVALID_GRANT_REF)
+			continue;
+		gnttab_end_foreign_access(xcf.stale_refs[i],
+					  virt_to_page(xcf.stale +
+						       i * XEN_PAGE_SIZE));
+		xcf.stale_refs[i] = INVALID_GRANT_REF;
+	}
+	xcf.stale = NULL;
+}
+
+/*
+ * Frees the control ring.  A backend that still maps it keeps it: its
+ * pages stay ours until it lets go.  One that did so with every ring,
+ * while it made the frontend set up the next, would pin guest memory
+ * without bound; so the ring is kept aside, no new one is set up until
+ * the backend lets go of it (xcf_setup()), and that counts as a failure.
+ * xcf.mutex held.
+ */
+static void xcf_ring_free(struct xenbus_device *dev)
+{
+	unsigned int nr = 1u << xcf.order, i;
+
+	lockdep_assert_held(&xcf.mutex);
+	if (!xcf_ring_end(xcf.sring, nr, xcf.refs)) {
+		/* Never two kept: setup waits for the first to go. */
+		xcf_stale_abandon();
+		xcf.stale = xcf.sring;
+		xcf.stale_nr = nr;
+		for (i = 0; i < nr; i++) {
+			xcf.stale_refs[i] = xcf.refs[i];
+			xcf.refs[i] = INVALID_GRANT_REF;
+		}
+		pr_warn_ratelimited("%s still maps the control ring it was given; no new ring until it lets go\n",
+				    dev->otherend);
+		spin_lock_irq(&xcf.lock);
+		xcf.strikes++;
+		spin_unlock_irq(&xcf.lock);
+	}
+	xcf.sring = NULL;
+}
+
+/*
  * Undoes xcf_setup(), whatever part of it was done: fails every session,
- * unbinds the event channel and ends the ring's grants.  The grant code
- * keeps any ring page the backend still maps until it lets go.  xcf.mutex
- * held.
+ * unbinds the event channel and ends the ring's grants (xcf_ring_free()).
+ * xcf.mutex held.
  */
 static void xcf_teardown(struct xenbus_device *dev)
 {
@@ -103,8 +190,7 @@ static void xcf_teardown(struct xenbus_device *dev)
 		xcf.has_evtchn = false;
 	}
 	if (xcf.sring)
-		xenbus_teardown_ring((void **)&xcf.sring, 1u << xcf.order,
-				     xcf.refs);
+		xcf_ring_free(dev);
 	if (was_connected)
 		pr_info_ratelimited("disconnected from %s\n", dev->otherend);
 }
@@ -161,6 +247,12 @@ static int xcf_setup(struct xenbus_device *dev)
 	int err, irq;
 
 	lockdep_assert_held(&xcf.mutex);
+	if (xcf_stale_held()) {
+		err = -EBUSY;
+		xenbus_dev_fatal(dev, err,
+				 "backend still maps the previous control ring");
+		return err;
+	}
 	if (!xcf_backend_speaks_ours(dev)) {
 		err = -EPROTONOSUPPORT;
 		xenbus_dev_fatal(dev, err, "backend lacks version %u",
@@ -430,6 +522,7 @@ static void xcf_remove(struct xenbus_device *dev)
 			msleep(50);
 	}
 	xcf_teardown(dev);
+	xcf_stale_abandon();
 	xcf.xdev = NULL;
 	mutex_unlock(&xcf.mutex);
 }

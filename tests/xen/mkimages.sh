@@ -187,6 +187,7 @@ FRONT_KO=$TOP/guest-kmod/xcuda-front.ko
 BACK_KO=$TOP/dom0-kmod/xcuda-back.ko
 HOSTILE_KO=$TOP/tests/xen/hostile/xcuda-hostile.ko
 FLOOD_KO=$TOP/tests/xen/hostile/xcuda-flood.ko
+BADBACK_KO=$TOP/tests/xen/hostile/xcuda-badback.ko
 XCUDAD=$B/bin/xcudad
 XCUDACTL=$B/bin/xcudactl
 RING_TEST=$B/bin/xcuda-ring-test
@@ -246,6 +247,7 @@ install -D -m 0644 "$OUT/domU.cpio.gz" "$R/boot/domU/initrd.img"
 install -m 0755 "$TOP/xenstore/xcuda-xl" "$R/usr/sbin/xcuda-xl"
 [ -e "$BACK_KO" ] && install -m 0644 "$BACK_KO" "$R/lib/xcuda/"
 [ -e "$FLOOD_KO" ] && install -m 0644 "$FLOOD_KO" "$R/lib/xcuda/"
+[ -e "$BADBACK_KO" ] && install -m 0644 "$BADBACK_KO" "$R/lib/xcuda/"
 # xcudad loads the real runtime through its RUNPATH, at the same path as
 # here (it links it; a relaying xcudad never calls it).
 [ -e "$XCUDAD" ] && KEEP_CUDART=1 copy_elf "$R" "$XCUDAD" /usr/sbin/xcudad
@@ -294,6 +296,8 @@ HAVE_BACK=$(have "$BACK_KO")
 HAVE_FRONT=$(have "$FRONT_KO")
 HAVE_HOSTILE=$(have "$HOSTILE_KO")
 HAVE_FLOOD=$(have "$FLOOD_KO")
+HAVE_BADBACK=$(have "$BADBACK_KO")
+RIG_BADBACK_CASES="${XCUDA_RIG_BADBACK:-}"
 HAVE_XCUDAD=$(have "$XCUDAD")
 HAVE_XCUDACTL=$(have "$XCUDACTL")
 HAVE_RING_TEST=$(have "$RING_TEST")

@@ -10,7 +10,7 @@
 # SCENARIOS_GPU line.
 
 # shellcheck disable=SC2034 # read by run.sh
-SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug pingpong corrupt-ring upstream grant-linger event-flood"
+SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug pingpong corrupt-ring upstream grant-linger event-flood bad-backend"
 # shellcheck disable=SC2034 # read by gpu-rig.sh
 SCENARIOS_GPU="connect cuda-compare measure never-ending"
 
@@ -916,6 +916,178 @@ sc_event_storm() {
 	session_works "after the storm" || return
 }
 
+# ------------------------------------------------------------------ 16
+
+# xcuda-badback.ko in place of xcuda-back, one load per case (the
+# module's header says what each does): the DomU's kernel must log no
+# BUG, Oops, WARNING or trace, xcuda-front must say what it refused
+# (bb_want), and the DomU's xcudactl must fail, not hang.  Then the real
+# xcuda-back and xcudad come back, the device connects and a session
+# works, before the next case.  XCUDA_RIG_BADBACK (mkimages.sh) names
+# some cases to run only those.  One "RIG-BADBACK: PASS|FAIL <case>"
+# line each.
+BB_CASES="nr-large nr-zero nr-huge nr-4g arena-more order-more session-zero status-bad dir-loop dir-short dir-bogus dir-foreign dir-reserved arena-bogus arena-ro closed order-huge rsp-ahead rsp-wrap id-forged id-dup op-wrong len-big early-connect no-versions silent state-cycle"
+BB_TROUBLE='BUG:|Oops|WARNING:|general protection|Call Trace|refcount_t'
+# silent: one program more than a one-page control ring has slots (8)
+BB_SILENT_N=9
+# state-cycle: control rings the frontend may hand out while the
+# backend keeps every one mapped (the first, and what races with it)
+BB_RINGS_MAX=4
+BB_CYCLE_S=20
+# A frontend backing off after failures waits up to 64 s, twice.
+BB_RECONNECT_S=200
+
+# bb_want CASE: what xcuda-front must log in the DomU (grep -E); empty:
+# nothing (the program's error says it).
+bb_want() {
+	case $1 in
+	nr-4g | dir-*) echo 'arena directory of session rejected' ;;
+	nr-* | arena-more | order-more | session-zero | status-bad) echo 'malformed SESSION_NEW answer' ;;
+	arena-*) echo 'cannot map arena grants' ;;
+	rsp-*) echo 'response producer .* beyond requests' ;;
+	id-* | op-wrong | len-big) echo 'bogus response' ;;
+	no-versions) echo 'lacks version' ;;
+	silent) echo 'not answered in|no room on the control ring' ;;
+	state-cycle) echo 'still maps' ;;
+	esac
+}
+# bb_dom0 CASE: what xcuda-badback must log in Dom0: that the frontend
+# unmapped every page of the session before it ended it, or that it
+# took the huge ring order as 4.
+bb_dom0() {
+	case $1 in
+	dir-loop | dir-short | dir-foreign | arena-bogus | arena-ro | closed) echo 'SESSION_END [0-9]*: [0-9]* grants ended, 0 still mapped' ;;
+	order-huge) echo 'ring of 16 pages mapped' ;;
+	esac
+}
+# bb_env CASE: the DomU program's environment
+bb_env() {
+	case $1 in
+	arena-more) echo "XCUDA_ARENA_MB=1" ;;
+	# any arena, as asked for none (xcudactl asks for 2 MiB)
+	nr-4g | dir-loop | dir-short) echo "XCUDA_ARENA_MB=0" ;;
+	esac
+}
+# bb_nprog CASE: programs run at once
+bb_nprog() {
+	case $1 in
+	silent) echo "$BB_SILENT_N" ;;
+	id-dup) echo 2 ;;
+	*) echo 1 ;;
+	esac
+}
+# bb_failed_ok RC: the program failed by itself (not killed by timeout)
+bb_failed_ok() {
+	case $1 in
+	'' | 0 | 124 | 137 | 143) return 1 ;;
+	esac
+	return 0
+}
+
+# bb_one CASE: one load; sets BB_WHY (empty: passed) and BB_NOTE.
+bb_one() {
+	bb_c=$1
+	BB_WHY=
+	BB_NOTE=
+	bb_k0=$(dmesg | wc -l)
+	domu 20 'dmesg | wc -l'
+	bb_l0=$(tr -dc 0-9 <"$W/domu.out")
+	xcudad_stop
+	run rig-rmmod xcuda_back || { BB_WHY="rmmod xcuda-back failed"; return; }
+	run insmod /lib/xcuda/xcuda-badback.ko case="$bb_c" cycle_ms=$((BB_CYCLE_S * 1000)) ||
+		{ BB_WHY="insmod xcuda-badback: status $run_rc"; return; }
+	bb_t0=$(now_ds)
+	case $bb_c in
+	early-connect | no-versions) sleep 3 ;;
+	state-cycle) sleep 5 ;;
+	*) wait_for 60 connected || BB_WHY="not Connected to xcuda-badback ($(states));" ;;
+	esac
+	bb_env=$(bb_env "$bb_c")
+	bb_np=$(bb_nprog "$bb_c")
+	bb_t1=$(now_ds)
+	if [ "$bb_np" -gt 1 ]; then
+		# silent: every OPEN must end by itself (60 s), the one that
+		# waits for room on the full ring too
+		domu 220 "rm -f /tmp/bb.rc.*; i=0; while [ \$i -lt $bb_np ]; do i=\$((i + 1)); ( timeout 150 env $XCUDACTL echo 4096 >/dev/null 2>&1; echo \$? >/tmp/bb.rc.\$i ) & done; wait; cat /tmp/bb.rc.*"
+		bb_rcs=$(tr '\n' ' ' <"$W/domu.out")
+		BB_NOTE="statuses ${bb_rcs}in $((($(now_ds) - bb_t1) / 10)) s"
+		bb_n=0
+		for bb_r in $bb_rcs; do
+			bb_n=$((bb_n + 1))
+			bb_failed_ok "$bb_r" || BB_WHY="$BB_WHY a program ended with status $bb_r (hung until killed, or succeeded);"
+		done
+		[ "$bb_n" = "$bb_np" ] || BB_WHY="$BB_WHY $bb_n of $bb_np programs answered;"
+	else
+		domu 150 "timeout 120 env $bb_env $XCUDACTL echo 4096"
+		bb_rc=$DU_RC
+		BB_NOTE="status $bb_rc in $((($(now_ds) - bb_t1) / 10)) s: $(tail -n 1 "$W/domu.err")"
+		bb_failed_ok "$bb_rc" || BB_WHY="$BB_WHY xcudactl echo: status ${bb_rc:-none} (hung until killed, or succeeded);"
+	fi
+	if [ "$bb_c" = state-cycle ]; then
+		# until the cycling is over
+		while [ $(($(now_ds) - bb_t0)) -lt $(((BB_CYCLE_S + 3) * 10)) ]; do sleep 1; done
+	fi
+	# the session's end reaches Dom0 once the process is gone
+	bb_d=$(bb_dom0 "$bb_c")
+	[ -z "$bb_d" ] || wait_for 20 'dmesg | tail -n +$((bb_k0 + 1)) | grep -q -E "$bb_d"' ||
+		BB_WHY="$BB_WHY xcuda-badback did not log '$bb_d';"
+	run rig-rmmod xcuda_badback || BB_WHY="$BB_WHY rmmod xcuda-badback failed;"
+	bb_sum=$(dmesg | tail -n +$((bb_k0 + 1)) | grep 'xcuda-badback: SUMMARY' | tail -n 1)
+	BB_NOTE="$BB_NOTE; ${bb_sum#*xcuda-badback: }"
+	if [ "$bb_c" = state-cycle ]; then
+		bb_rings=$(echo "$bb_sum" | sed -n 's/.* rings=\([0-9]*\).*/\1/p')
+		[ -n "$bb_rings" ] && [ "$bb_rings" -le "$BB_RINGS_MAX" ] ||
+			BB_WHY="$BB_WHY the frontend set up ${bb_rings:-?} control rings while the backend kept each mapped (at most $BB_RINGS_MAX);"
+	fi
+
+	# the DomU's kernel: what it said, and nothing worse
+	domu 30 "dmesg | tail -n +$((bb_l0 + 1))"
+	cp "$W/domu.out" "$W/bb.dmesg"
+	sed 's/^/RIG:   domu: /' "$W/bb.dmesg" | grep -e xcuda -E -e "$BB_TROUBLE" | tail -n 12
+	bb_w=$(bb_want "$bb_c")
+	if [ -n "$bb_w" ]; then
+		grep -q -E "$bb_w" "$W/bb.dmesg" || BB_WHY="$BB_WHY xcuda-front did not log '$bb_w';"
+	fi
+	bb_t=$(grep -E "$BB_TROUBLE" "$W/bb.dmesg" | head -n 1)
+	[ -z "$bb_t" ] || BB_WHY="$BB_WHY the DomU kernel logged: $bb_t;"
+
+	# the real backend again
+	run insmod /lib/xcuda/xcuda-back.ko || { BB_WHY="$BB_WHY insmod xcuda-back failed;"; return; }
+	xcudad_start || { BB_WHY="$BB_WHY xcudad did not start;"; return; }
+	if ! wait_for "$BB_RECONNECT_S" connected; then
+		BB_WHY="$BB_WHY not Connected again after $BB_RECONNECT_S s ($(states));"
+		return
+	fi
+	domu_ok 60 "$XCUDACTL echo 4096" ||
+		BB_WHY="$BB_WHY a session failed afterwards (status $DU_RC): $(tail -n 1 "$W/domu.err");"
+}
+
+sc_bad_backend() {
+	need BADBACK xcuda-badback.ko BACK xcuda-back.ko FRONT xcuda-front.ko XCUDACTL xcudactl XCUDAD xcudad || return
+	wait_connected 30 "before the bad backends" || return
+	bb_pass=0
+	bb_fail=0
+	for bb in ${RIG_BADBACK_CASES:-$BB_CASES}; do
+		say "--- bad backend: $bb"
+		bb_one "$bb"
+		if [ -z "$BB_WHY" ]; then
+			echo "RIG-BADBACK: PASS $bb ($BB_NOTE)"
+			bb_pass=$((bb_pass + 1))
+		else
+			echo "RIG-BADBACK: FAIL $bb:$BB_WHY ($BB_NOTE)"
+			bb_fail=$((bb_fail + 1))
+			bb_failed="${bb_failed:-}${bb_failed:+ }$bb"
+		fi
+		# nothing more can run without the real backend
+		if ! connected; then
+			fail "the device did not come back after $bb ($(states))"
+			return
+		fi
+	done
+	say "bad backends: $bb_pass passed, $bb_fail failed"
+	[ "$bb_fail" = 0 ] || fail "$bb_fail bad-backend cases failed: ${bb_failed:-}"
+}
+
 # ------------------------------------------------------------------ GPU host
 
 # On a GPU host's rig (RIG_MODE=gpu, gpu-rig.sh): xcudactl ping and the
@@ -1027,6 +1199,7 @@ run_scenarios() {
 	scenario 13 upstream sc_upstream
 	scenario 14 grant-linger sc_grant_linger
 	scenario 15 event-flood sc_event_flood
+	scenario 16 bad-backend sc_bad_backend
 }
 
 # ------------------------------------------------------------------ demo

@@ -157,12 +157,18 @@ XT=
 SEQ=0
 RELAY=
 
+# The guest type of this pass: pv, then pvh (pvh_pass), each with its
+# configuration and the name of its first DomU (sc_destroy makes NAME2).
+RIG_GUEST=pv
+DOMU_CFG=/etc/xen/xcuda-domU.cfg
+DOMU_NAME=xcuda-domU
+
 # domu_create NAME [KEY=VALUE...]: xcuda-xl create, then wait for the agent.
 domu_create() {
 	DNAME=$1
 	shift
 	CLOG=/var/log/xen/console/guest-$DNAME.log
-	if ! run timeout 240 xcuda-xl create /etc/xen/xcuda-domU.cfg \
+	if ! run timeout 240 xcuda-xl create "$DOMU_CFG" \
 		"name=\"$DNAME\"" "$@"; then
 		DOMID=
 		return 1
@@ -176,11 +182,12 @@ domu_create() {
 	# it flushes per line on its own)
 	tail -n +1 -f "$CLOG" 2>/dev/null | sed "s/^/DOMU| /" &
 	RELAY=$!
-	if ! wait_for 120 '[ -n "$(xsr "$XT/ready")" ]'; then
+	# a PVH kernel boots slower under the rig's emulation
+	if ! wait_for 300 '[ -n "$(xsr "$XT/ready")" ]'; then
 		say "the DomU agent did not start"
 		return 1
 	fi
-	say "DomU agent ready"
+	say "DomU agent ready ($RIG_GUEST)"
 }
 
 # domu SECONDS CMD: runs CMD (sh -c) in the DomU, SECONDS at most.  Sets
@@ -261,15 +268,41 @@ kernel_trouble() {
 		grep -v 'module verification failed'
 }
 
-scenario() { # NUMBER NAME FUNCTION
-	if [ -n "$RIG_ONLY" ]; then
-		case " $RIG_ONLY " in
-		*" $1 "* | *" $2 "*) ;;
-		*) return 0 ;;
+# rig_wants GUEST: whether RIG_ONLY picks any scenario of that pass
+# ("pvh", "pvh:NAME" or "pvh:NUMBER" for the PVH pass, anything else
+# for the PV one).
+rig_wants() {
+	[ -n "$RIG_ONLY" ] || return 0
+	for rw_o in $RIG_ONLY; do
+		case $1/$rw_o in
+		pvh/pvh | pvh/pvh:*) return 0 ;;
+		pv/pvh | pv/pvh:*) ;;
+		pv/*) return 0 ;;
 		esac
+	done
+	return 1
+}
+
+# scenario NUMBER NAME FUNCTION: in the PVH pass the result is named
+# "pvh:NAME", and RIG_ONLY picks it as "pvh", "pvh:NAME" or "pvh:NUMBER".
+scenario() {
+	sc_name=$2
+	[ "$RIG_GUEST" = pv ] || sc_name=$RIG_GUEST:$2
+	if [ -n "$RIG_ONLY" ]; then
+		if [ "$RIG_GUEST" = pv ]; then
+			case " $RIG_ONLY " in
+			*" $1 "* | *" $2 "* | *" pv "*) ;;
+			*) return 0 ;;
+			esac
+		else
+			case " $RIG_ONLY " in
+			*" $RIG_GUEST:$1 "* | *" $sc_name "* | *" $RIG_GUEST "*) ;;
+			*) return 0 ;;
+			esac
+		fi
 	fi
 	SC_WHY=
-	say "=== scenario $1: $2"
+	say "=== scenario $1: $sc_name"
 	sc_t0=$(now_ds)
 	sc_k0=$(kernel_trouble | wc -l)
 	"$3"
@@ -279,10 +312,10 @@ scenario() { # NUMBER NAME FUNCTION
 	fi
 	sc_s=$((($(now_ds) - sc_t0 + 5) / 10))
 	if [ -z "$SC_WHY" ]; then
-		echo "RIG-RESULT: PASS $2 (${sc_s}s)"
+		echo "RIG-RESULT: PASS $sc_name (${sc_s}s)"
 		PASSED=$((PASSED + 1))
 	else
-		echo "RIG-RESULT: FAIL $2: $SC_WHY"
+		echo "RIG-RESULT: FAIL $sc_name: $SC_WHY"
 		FAILED=$((FAILED + 1))
 	fi
 }
@@ -338,21 +371,54 @@ fi
 . /lib/xcuda-rig/scenarios.sh
 
 
+# pvh_pass: the PV DomU (if any) destroyed and its nodes gone, the PVH
+# one made, and its scenarios.  Whatever the PV pass left unloaded or
+# stopped is brought back first.
+pvh_pass() {
+	say "=== the PVH pass"
+	if [ -n "$DOMID" ]; then
+		run timeout 60 xl destroy "$DOMID"
+		DOMID=
+	fi
+	[ -z "$RELAY" ] || kill "$RELAY" 2>/dev/null
+	RELAY=
+	run timeout 30 xcuda-xl gc
+	wait_for 30 '[ "$(xl list | wc -l)" -le 2 ]' || xl list | sed 's/^/RIG:   /'
+	if [ "$HAVE_BACK" = 1 ] && ! grep -q '^xcuda_back ' /proc/modules; then
+		xcudad_stop
+		run insmod /lib/xcuda/xcuda-back.ko
+		BACK_RC=$?
+	fi
+	xcudad_alive || xcudad_start
+	RIG_GUEST=pvh
+	DOMU_CFG=/etc/xen/xcuda-domU-pvh.cfg
+	DOMU_NAME=xcuda-domU-pvh
+	if ! domu_create "$DOMU_NAME"; then
+		echo "RIG-RESULT: FAIL pvh:boot: the PVH DomU did not come up"
+		FAILED=$((FAILED + 1))
+		return
+	fi
+	run_pvh_scenarios
+}
+
 # On a GPU host's rig the programs run on a GPU: memcpy_sizes pins 256 MiB.
 DOMU_ARGS=
 if [ "$RIG_MODE" = gpu ]; then DOMU_ARGS="xcuda=['backend=0, sessions=16, arena=800M']"; fi
-if ! domu_create xcuda-domU ${DOMU_ARGS:+"$DOMU_ARGS"}; then
-	echo "RIG-RESULT: FAIL boot: the DomU did not come up"
-	FAILED=$((FAILED + 1))
-	finish
+if [ "$RIG_MODE" != test ] || rig_wants pv; then
+	if ! domu_create "$DOMU_NAME" ${DOMU_ARGS:+"$DOMU_ARGS"}; then
+		echo "RIG-RESULT: FAIL boot: the DomU did not come up"
+		FAILED=$((FAILED + 1))
+		[ "$RIG_MODE" = test ] || finish
+	elif [ "$RIG_MODE" = demo ]; then
+		scenario 0 demo demo
+	elif [ "$RIG_MODE" = gpu ]; then
+		run_gpu_scenarios
+	else
+		run_scenarios
+	fi
 fi
-
-if [ "$RIG_MODE" = demo ]; then
-	scenario 0 demo demo
-elif [ "$RIG_MODE" = gpu ]; then
-	run_gpu_scenarios
-else
-	run_scenarios
+if [ "$RIG_MODE" = test ] && rig_wants pvh; then
+	pvh_pass
 fi
 
 # leave nothing running: the DomU, its nodes

@@ -376,6 +376,7 @@ fi
 # stopped is brought back first.
 pvh_pass() {
 	say "=== the PVH pass"
+	pp_t0=$(now_ds)
 	if [ -n "$DOMID" ]; then
 		run timeout 60 xl destroy "$DOMID"
 		DOMID=
@@ -398,7 +399,11 @@ pvh_pass() {
 		FAILED=$((FAILED + 1))
 		return
 	fi
+	pp_t1=$(now_ds)
 	run_pvh_scenarios
+	pp_t2=$(now_ds)
+	# what the pass adds to the run
+	echo "RIG-TIME: pvh pass $(((pp_t2 - pp_t0 + 5) / 10))s: PV DomU gone and PVH DomU up $(((pp_t1 - pp_t0 + 5) / 10))s, scenarios $(((pp_t2 - pp_t1 + 5) / 10))s"
 }
 
 # On a GPU host's rig the programs run on a GPU: memcpy_sizes pins 256 MiB.

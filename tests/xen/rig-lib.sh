@@ -48,7 +48,7 @@ rig_boot() {
 	qpid=$!
 	tail -n +1 -f --pid="$qpid" "$log" 2>/dev/null |
 		sed -u -n 's/\r$//; s/.*RIG-RESULT: //p; s/.*RIG-DEMO: //p
-			s/^.*\(RIG-PING: .*: ping ok\)/\1/p'
+			s/^.*\(RIG-PING: .*: ping ok\)/\1/p; s/^.*\(RIG-TIME: \)/\1/p'
 	wait "$qpid"
 	RIG_QRC=$?
 	RIG_SECS=$(($(date +%s) - t0))

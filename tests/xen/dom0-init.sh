@@ -204,9 +204,18 @@ domu() {
 	: >"$W/domu.out"
 	: >"$W/domu.err"
 	[ -n "$DOMID" ] || return 1
+	if domu_dead; then
+		say "the DomU is not running ($(xl list "$DOMID" 2>&1 | tail -n 1)): not sending command $SEQ: $*"
+		return 1
+	fi
 	xenstore-write "$XT/cmd" "$SEQ $dm_t $*" || return 1
-	if ! wait_for $((dm_t + 15)) domu_answered; then
+	if ! wait_for $((dm_t + 15)) 'domu_answered || domu_dead_5s'; then
 		say "no answer from the DomU to command $SEQ: $*"
+		return 1
+	fi
+	if [ -z "$DU_RC" ]; then
+		say "the DomU crashed or is gone, no answer to command $SEQ: $*"
+		xl list "$DOMID" 2>&1 | sed 's/^/RIG:   /'
 		return 1
 	fi
 	# the output reaches the log before the end marker does
@@ -220,6 +229,22 @@ domu() {
 		say "the console lost lines of command $SEQ: stdout and stderr lines $dm_got of $DU_COUNTS"
 	fi
 	return 0
+}
+# domu_dead: the DomU crashed (xl's state c) or is gone; the scenarios
+# that follow then fail at once instead of waiting out their limits.
+# domu_dead_5s asks xl once in 25 calls of the 0.2 s waits: xl is no
+# light program under the rig's emulation, and Dom0's CPU is measured.
+domu_dead() {
+	dd_s=$(xl list "$DOMID" 2>/dev/null | awk 'NR == 2 { print $5 }')
+	case $dd_s in
+	"" | *c* | *s*) return 0 ;;
+	esac
+	return 1
+}
+DD_N=0
+domu_dead_5s() {
+	DD_N=$((DD_N + 1))
+	[ $((DD_N % 25)) = 0 ] && domu_dead
 }
 domu_answered() {
 	dm_v=$(xsr "$XT/rc") || return 1

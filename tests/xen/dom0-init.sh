@@ -447,7 +447,7 @@ if [ "$RIG_MODE" != test ] || rig_wants pv; then
 		run_scenarios
 	fi
 fi
-if [ "$RIG_MODE" = test ] && rig_wants pvh; then
+if [ "$RIG_MODE" = test ] && [ "${RIG_PVH:-1}" = 1 ] && rig_wants pvh; then
 	pvh_pass
 fi
 

@@ -16,7 +16,7 @@
 # Environment: KVER (default: the newest *-amd64 in /lib/modules),
 # RIG_MODE (test or demo), RIG_ONLY (scenarios to run, by name or number,
 # e.g. "1 echo"; "pvh", "pvh:NAME", "pvh:NUMBER" for the PVH pass's;
-# default all), CUDA_HOME.
+# default all), XCUDA_RIG_PVH (0: no PVH pass), CUDA_HOME.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -290,6 +290,7 @@ cat >"$R/etc/xcuda-rig.conf" <<EOF
 KVER=$KVER
 RIG_MODE=$RIG_MODE
 RIG_ONLY="${RIG_ONLY:-}"
+RIG_PVH=${XCUDA_RIG_PVH:-1}
 GPU_UPSTREAM=$GPU_UPSTREAM
 GPU_REFS=$GPU_REFS
 HAVE_BACK=$(have "$BACK_KO")

@@ -32,7 +32,7 @@
 #
 # Needs what tests/xen/deps.sh installs.  Environment: KVER (default:
 # the newest *-amd64 in /lib/modules), XCUDA_RIG_TIMEOUT (seconds for the
-# boot, default 2400), CUDA_HOME, NVCC.
+# boot, default 2400), XCUDA_RIG_PVH (0: no PVH pass), CUDA_HOME, NVCC.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -191,6 +191,8 @@ else
 		done
 		[ "$want" = 0 ] || expected+=("$s")
 	done
+	# XCUDA_RIG_PVH=0: no PVH pass (mkimages.sh tells Dom0)
+	[ "${XCUDA_RIG_PVH:-1}" = 0 ] && pvh=()
 	for s in ${pvh[@]+"${pvh[@]}"}; do
 		i=0
 		for p in "${pv[@]}"; do

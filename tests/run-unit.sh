@@ -41,7 +41,8 @@ run_suite() {
 	echo "=== $name"
 	timeout "${SUITE_TIMEOUT:-1800}" "$@" >"$out" 2>&1
 	rc=$?
-	grep -E '^(PASS|FAIL|SKIP)' "$out" | sed 's/^/  /'
+	# (the rig adds a line per guest type: "RIG pv: N passed, N failed")
+	grep -E '^(PASS|FAIL|SKIP|RIG [a-z]+: )' "$out" | sed 's/^/  /'
 	count "$name" "$out" "$rc"
 }
 
@@ -96,7 +97,12 @@ run_suite bench-smoke tests/bench/smoke-test.sh "$B"
 # Last and longest: Xen, both kernel modules and a DomU under QEMU.
 if command -v qemu-system-x86_64 >/dev/null && [ -e /boot/xen-4.17-amd64.gz ]; then
 	# builds, boot, and about 20 minutes of scenarios on 2 cores
-	SUITE_TIMEOUT=3600 run_suite xen-rig tests/xen/run.sh "$B"
+	# The PVH pass only where asked (XCUDA_RIG_PVH=1, make check-xen-pvh):
+	# QEMU's emulated SVM crashes the PVH DomU in most passes
+	# (tests/xen/README.md, "The PVH pass").
+	SUITE_TIMEOUT=3600 run_suite xen-rig env XCUDA_RIG_PVH="${XCUDA_RIG_PVH:-0}" \
+		tests/xen/run.sh "$B"
+	[ "${XCUDA_RIG_PVH:-0}" = 0 ] && skip_suite xen-rig-pvh "QEMU 7.2's emulated SVM triple-faults the PVH DomU in 3 of 4 passes, below xcuda (tests/xen/README.md); make check-xen-pvh runs it"
 	# the rig for a GPU host, packed and checked (it boots there only)
 	run_suite rig-pack tests/xen/pack-test.sh "$B"
 else

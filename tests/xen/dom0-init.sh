@@ -157,12 +157,18 @@ XT=
 SEQ=0
 RELAY=
 
+# The guest type of this pass: pv, then pvh (pvh_pass), each with its
+# configuration and the name of its first DomU (sc_destroy makes NAME2).
+RIG_GUEST=pv
+DOMU_CFG=/etc/xen/xcuda-domU.cfg
+DOMU_NAME=xcuda-domU
+
 # domu_create NAME [KEY=VALUE...]: xcuda-xl create, then wait for the agent.
 domu_create() {
 	DNAME=$1
 	shift
 	CLOG=/var/log/xen/console/guest-$DNAME.log
-	if ! run timeout 240 xcuda-xl create /etc/xen/xcuda-domU.cfg \
+	if ! run timeout 240 xcuda-xl create "$DOMU_CFG" \
 		"name=\"$DNAME\"" "$@"; then
 		DOMID=
 		return 1
@@ -176,11 +182,12 @@ domu_create() {
 	# it flushes per line on its own)
 	tail -n +1 -f "$CLOG" 2>/dev/null | sed "s/^/DOMU| /" &
 	RELAY=$!
-	if ! wait_for 120 '[ -n "$(xsr "$XT/ready")" ]'; then
+	# a PVH kernel boots slower under the rig's emulation
+	if ! wait_for 300 '[ -n "$(xsr "$XT/ready")" ]'; then
 		say "the DomU agent did not start"
 		return 1
 	fi
-	say "DomU agent ready"
+	say "DomU agent ready ($RIG_GUEST)"
 }
 
 # domu SECONDS CMD: runs CMD (sh -c) in the DomU, SECONDS at most.  Sets
@@ -197,9 +204,18 @@ domu() {
 	: >"$W/domu.out"
 	: >"$W/domu.err"
 	[ -n "$DOMID" ] || return 1
+	if domu_dead; then
+		say "the DomU is not running ($(xl list "$DOMID" 2>&1 | tail -n 1)): not sending command $SEQ: $*"
+		return 1
+	fi
 	xenstore-write "$XT/cmd" "$SEQ $dm_t $*" || return 1
-	if ! wait_for $((dm_t + 15)) domu_answered; then
+	if ! wait_for $((dm_t + 15)) 'domu_answered || domu_dead_5s'; then
 		say "no answer from the DomU to command $SEQ: $*"
+		return 1
+	fi
+	if [ -z "$DU_RC" ]; then
+		say "the DomU crashed or is gone, no answer to command $SEQ: $*"
+		xl list "$DOMID" 2>&1 | sed 's/^/RIG:   /'
 		return 1
 	fi
 	# the output reaches the log before the end marker does
@@ -213,6 +229,22 @@ domu() {
 		say "the console lost lines of command $SEQ: stdout and stderr lines $dm_got of $DU_COUNTS"
 	fi
 	return 0
+}
+# domu_dead: the DomU crashed (xl's state c) or is gone; the scenarios
+# that follow then fail at once instead of waiting out their limits.
+# domu_dead_5s asks xl once in 25 calls of the 0.2 s waits: xl is no
+# light program under the rig's emulation, and Dom0's CPU is measured.
+domu_dead() {
+	dd_s=$(xl list "$DOMID" 2>/dev/null | awk 'NR == 2 { print $5 }')
+	case $dd_s in
+	"" | *c* | *s*) return 0 ;;
+	esac
+	return 1
+}
+DD_N=0
+domu_dead_5s() {
+	DD_N=$((DD_N + 1))
+	[ $((DD_N % 25)) = 0 ] && domu_dead
 }
 domu_answered() {
 	dm_v=$(xsr "$XT/rc") || return 1
@@ -261,15 +293,41 @@ kernel_trouble() {
 		grep -v 'module verification failed'
 }
 
-scenario() { # NUMBER NAME FUNCTION
-	if [ -n "$RIG_ONLY" ]; then
-		case " $RIG_ONLY " in
-		*" $1 "* | *" $2 "*) ;;
-		*) return 0 ;;
+# rig_wants GUEST: whether RIG_ONLY picks any scenario of that pass
+# ("pvh", "pvh:NAME" or "pvh:NUMBER" for the PVH pass, anything else
+# for the PV one).
+rig_wants() {
+	[ -n "$RIG_ONLY" ] || return 0
+	for rw_o in $RIG_ONLY; do
+		case $1/$rw_o in
+		pvh/pvh | pvh/pvh:*) return 0 ;;
+		pv/pvh | pv/pvh:*) ;;
+		pv/*) return 0 ;;
 		esac
+	done
+	return 1
+}
+
+# scenario NUMBER NAME FUNCTION: in the PVH pass the result is named
+# "pvh:NAME", and RIG_ONLY picks it as "pvh", "pvh:NAME" or "pvh:NUMBER".
+scenario() {
+	sc_name=$2
+	[ "$RIG_GUEST" = pv ] || sc_name=$RIG_GUEST:$2
+	if [ -n "$RIG_ONLY" ]; then
+		if [ "$RIG_GUEST" = pv ]; then
+			case " $RIG_ONLY " in
+			*" $1 "* | *" $2 "* | *" pv "*) ;;
+			*) return 0 ;;
+			esac
+		else
+			case " $RIG_ONLY " in
+			*" $RIG_GUEST:$1 "* | *" $sc_name "* | *" $RIG_GUEST "*) ;;
+			*) return 0 ;;
+			esac
+		fi
 	fi
 	SC_WHY=
-	say "=== scenario $1: $2"
+	say "=== scenario $1: $sc_name"
 	sc_t0=$(now_ds)
 	sc_k0=$(kernel_trouble | wc -l)
 	"$3"
@@ -279,10 +337,10 @@ scenario() { # NUMBER NAME FUNCTION
 	fi
 	sc_s=$((($(now_ds) - sc_t0 + 5) / 10))
 	if [ -z "$SC_WHY" ]; then
-		echo "RIG-RESULT: PASS $2 (${sc_s}s)"
+		echo "RIG-RESULT: PASS $sc_name (${sc_s}s)"
 		PASSED=$((PASSED + 1))
 	else
-		echo "RIG-RESULT: FAIL $2: $SC_WHY"
+		echo "RIG-RESULT: FAIL $sc_name: $SC_WHY"
 		FAILED=$((FAILED + 1))
 	fi
 }
@@ -338,21 +396,59 @@ fi
 . /lib/xcuda-rig/scenarios.sh
 
 
+# pvh_pass: the PV DomU (if any) destroyed and its nodes gone, the PVH
+# one made, and its scenarios.  Whatever the PV pass left unloaded or
+# stopped is brought back first.
+pvh_pass() {
+	say "=== the PVH pass"
+	pp_t0=$(now_ds)
+	if [ -n "$DOMID" ]; then
+		run timeout 60 xl destroy "$DOMID"
+		DOMID=
+	fi
+	[ -z "$RELAY" ] || kill "$RELAY" 2>/dev/null
+	RELAY=
+	run timeout 30 xcuda-xl gc
+	wait_for 30 '[ "$(xl list | wc -l)" -le 2 ]' || xl list | sed 's/^/RIG:   /'
+	if [ "$HAVE_BACK" = 1 ] && ! grep -q '^xcuda_back ' /proc/modules; then
+		xcudad_stop
+		run insmod /lib/xcuda/xcuda-back.ko
+		BACK_RC=$?
+	fi
+	xcudad_alive || xcudad_start
+	RIG_GUEST=pvh
+	DOMU_CFG=/etc/xen/xcuda-domU-pvh.cfg
+	DOMU_NAME=xcuda-domU-pvh
+	if ! domu_create "$DOMU_NAME"; then
+		echo "RIG-RESULT: FAIL pvh:boot: the PVH DomU did not come up"
+		FAILED=$((FAILED + 1))
+		return
+	fi
+	pp_t1=$(now_ds)
+	run_pvh_scenarios
+	pp_t2=$(now_ds)
+	# what the pass adds to the run
+	echo "RIG-TIME: pvh pass $(((pp_t2 - pp_t0 + 5) / 10))s: PV DomU gone and PVH DomU up $(((pp_t1 - pp_t0 + 5) / 10))s, scenarios $(((pp_t2 - pp_t1 + 5) / 10))s"
+}
+
 # On a GPU host's rig the programs run on a GPU: memcpy_sizes pins 256 MiB.
 DOMU_ARGS=
 if [ "$RIG_MODE" = gpu ]; then DOMU_ARGS="xcuda=['backend=0, sessions=16, arena=800M']"; fi
-if ! domu_create xcuda-domU ${DOMU_ARGS:+"$DOMU_ARGS"}; then
-	echo "RIG-RESULT: FAIL boot: the DomU did not come up"
-	FAILED=$((FAILED + 1))
-	finish
+if [ "$RIG_MODE" != test ] || rig_wants pv; then
+	if ! domu_create "$DOMU_NAME" ${DOMU_ARGS:+"$DOMU_ARGS"}; then
+		echo "RIG-RESULT: FAIL boot: the DomU did not come up"
+		FAILED=$((FAILED + 1))
+		[ "$RIG_MODE" = test ] || finish
+	elif [ "$RIG_MODE" = demo ]; then
+		scenario 0 demo demo
+	elif [ "$RIG_MODE" = gpu ]; then
+		run_gpu_scenarios
+	else
+		run_scenarios
+	fi
 fi
-
-if [ "$RIG_MODE" = demo ]; then
-	scenario 0 demo demo
-elif [ "$RIG_MODE" = gpu ]; then
-	run_gpu_scenarios
-else
-	run_scenarios
+if [ "$RIG_MODE" = test ] && [ "${RIG_PVH:-1}" = 1 ] && rig_wants pvh; then
+	pvh_pass
 fi
 
 # leave nothing running: the DomU, its nodes

@@ -14,8 +14,9 @@
 # scenarios that need them then fail with a clear reason.
 #
 # Environment: KVER (default: the newest *-amd64 in /lib/modules),
-# RIG_MODE (test or demo), RIG_ONLY (scenario numbers to run, e.g. "1 2";
-# default all), CUDA_HOME.
+# RIG_MODE (test or demo), RIG_ONLY (scenarios to run, by name or number,
+# e.g. "1 echo"; "pvh", "pvh:NAME", "pvh:NUMBER" for the PVH pass's;
+# default all), XCUDA_RIG_PVH (0: no PVH pass), CUDA_HOME.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -242,6 +243,7 @@ for m in xen-evtchn xen-privcmd xenfs xen-gntdev xen-gntalloc; do
 done
 install -D -m 0644 /etc/xen/xl.conf "$R/etc/xen/xl.conf"
 install -D -m 0644 "$HERE/xcuda-domU.cfg" "$R/etc/xen/xcuda-domU.cfg"
+install -D -m 0644 "$HERE/xcuda-domU-pvh.cfg" "$R/etc/xen/xcuda-domU-pvh.cfg"
 install -D -m 0644 "$OUT/vmlinuz" "$R/boot/domU/vmlinuz"
 install -D -m 0644 "$OUT/domU.cpio.gz" "$R/boot/domU/initrd.img"
 install -m 0755 "$TOP/xenstore/xcuda-xl" "$R/usr/sbin/xcuda-xl"
@@ -290,6 +292,7 @@ cat >"$R/etc/xcuda-rig.conf" <<EOF
 KVER=$KVER
 RIG_MODE=$RIG_MODE
 RIG_ONLY="${RIG_ONLY:-}"
+RIG_PVH=${XCUDA_RIG_PVH:-1}
 GPU_UPSTREAM=$GPU_UPSTREAM
 GPU_REFS=$GPU_REFS
 HAVE_BACK=$(have "$BACK_KO")

@@ -47,7 +47,8 @@ rig_boot() {
 	timeout -k 10 "$timeout" "$@" </dev/null >"$log" 2>&1 &
 	qpid=$!
 	tail -n +1 -f --pid="$qpid" "$log" 2>/dev/null |
-		sed -u -n 's/\r$//; s/.*RIG-RESULT: //p; s/.*RIG-DEMO: //p'
+		sed -u -n 's/\r$//; s/.*RIG-RESULT: //p; s/.*RIG-DEMO: //p
+			s/^.*\(RIG-PING: .*: ping ok\)/\1/p; s/^.*\(RIG-TIME: \)/\1/p'
 	wait "$qpid"
 	RIG_QRC=$?
 	RIG_SECS=$(($(date +%s) - t0))
@@ -57,10 +58,14 @@ rig_boot() {
 }
 
 # rig_verdict SERIAL_CLEAN TIMEOUT FAILED_BEFORE EXPECTED...: a line per
-# scenario that has no PASS, the log's tail if any failed, and last
-# "N passed, N failed".  Returns 0 only if every expected scenario passed.
+# scenario that has no PASS, the log's tail if any failed, a line
+# "RIG pv: N passed, N failed" per guest type when a PVH pass was run or
+# expected (results named "pvh:NAME"), and last "N passed, N failed".
+# Returns 0 only if every expected scenario passed.
 rig_verdict() {
-	local clean=$1 timeout=$2 fail=$3 pass=0 r s why_early results
+	local clean=$1 timeout=$2 fail=$3 pass=0 r s t why_early results
+	local -A tp=([pv]=0 [pvh]=0) tf=([pv]=$3 [pvh]=0)
+	local types=pv
 	shift 3
 	mapfile -t results < <(sed -n 's/.*RIG-RESULT: //p' "$clean")
 	why_early="the boot ended early"
@@ -68,21 +73,31 @@ rig_verdict() {
 	124 | 137) why_early="the boot timed out after ${timeout}s" ;;
 	esac
 	for r in ${results[@]+"${results[@]}"}; do
+		t=pv
+		case $r in *" pvh:"*) t=pvh types="pv pvh" ;; esac
 		case $r in
-		"PASS "*) pass=$((pass + 1)) ;;
-		*) fail=$((fail + 1)) ;;
+		"PASS "*) pass=$((pass + 1)) tp[$t]=$((tp[$t] + 1)) ;;
+		*) fail=$((fail + 1)) tf[$t]=$((tf[$t] + 1)) ;;
 		esac
 	done
 	for s; do
+		t=pv
+		case $s in pvh:*) t=pvh types="pv pvh" ;; esac
 		if ! printf '%s\n' ${results[@]+"${results[@]}"} |
 			grep -qE "^(PASS|FAIL) ${s}[ :]"; then
 			echo "FAIL $s: no result ($why_early)"
 			fail=$((fail + 1))
+			tf[$t]=$((tf[$t] + 1))
 		fi
 	done
 	if [ "$fail" -gt 0 ] || [ "$pass" -eq 0 ]; then
 		echo "== the last lines of the serial log:"
 		tail -n 60 "$clean" | sed 's/^/    /'
+	fi
+	if [ "$types" != pv ]; then
+		for t in $types; do
+			echo "RIG $t: ${tp[$t]} passed, ${tf[$t]} failed"
+		done
 	fi
 	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

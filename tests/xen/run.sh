@@ -14,21 +14,25 @@
 #              modules and the CUDA test programs are built here.
 #   --demo     boot, run tests/demo/demo.cu in the DomU through xcuda and
 #              show each hop it took, then end.
-#   SCENARIO   run only these (names or numbers; default all).
+#   SCENARIO   run only these (names or numbers; default all): the PV
+#              DomU's first, then, in a PVH DomU, scenarios 1 to 10
+#              again (SCENARIOS_PVH), named "pvh:NAME" ("pvh" alone:
+#              all of them; "pv": all of the PV pass's).
 #   --pack     build the images of the rig for a GPU host instead, whose
 #              Dom0 relays the DomU's sessions to that host's xcudad,
 #              and pack them with QEMU into FILE for gpu-rig.sh (the GPU
 #              host has no Debian packages); no boot here.
 #
 # Prints "PASS <scenario> (<seconds>s)" or "FAIL <scenario>: <why>" per
-# scenario and, last, "N passed, N failed"; exits 0 only if all passed.
+# scenario, the RIG-PING lines, a line "RIG pv: N passed, N failed" per
+# guest type and, last, "N passed, N failed"; exits 0 only if all passed.
 # The serial console (Xen, Dom0, and the DomU's console relayed by Dom0
 # with "DOMU| " in front) is kept in BUILD_DIR/results/xen/serial.log;
 # its tail is printed on failure.
 #
 # Needs what tests/xen/deps.sh installs.  Environment: KVER (default:
 # the newest *-amd64 in /lib/modules), XCUDA_RIG_TIMEOUT (seconds for the
-# boot, default 2400), CUDA_HOME, NVCC.
+# boot, default 2400), XCUDA_RIG_PVH (0: no PVH pass), CUDA_HOME, NVCC.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -173,18 +177,34 @@ rig_boot "$LOG" "$TIMEOUT" qemu-system-x86_64 "${RIG_QEMU_ARGS[@]}"
 if [ "$MODE" = demo ]; then
 	expected=(demo)
 else
-	read -r -a expected < <(sed -n 's/^SCENARIOS="\(.*\)"$/\1/p' "$HERE/scenarios.sh")
-	if [ "${#ONLY[@]}" -gt 0 ]; then
-		sel=()
-		i=0
-		for s in "${expected[@]}"; do
-			i=$((i + 1))
-			for o in "${ONLY[@]}"; do
-				[ "$o" = "$s" ] || [ "$o" = "$i" ] && sel+=("$s")
-			done
+	read -r -a pv < <(sed -n 's/^SCENARIOS="\(.*\)"$/\1/p' "$HERE/scenarios.sh")
+	read -r -a pvh < <(sed -n 's/^SCENARIOS_PVH="\(.*\)"$/\1/p' "$HERE/scenarios.sh")
+	expected=()
+	# a PV scenario by name, number or "pv"; a PVH one by "pvh",
+	# "pvh:NAME" or "pvh:NUMBER" (its number in the PV pass)
+	i=0
+	for s in "${pv[@]}"; do
+		i=$((i + 1))
+		want=$((${#ONLY[@]} == 0))
+		for o in ${ONLY[@]+"${ONLY[@]}"}; do
+			case $o in "$s" | "$i" | pv) want=1 ;; esac
 		done
-		expected=("${sel[@]}")
-	fi
+		[ "$want" = 0 ] || expected+=("$s")
+	done
+	# XCUDA_RIG_PVH=0: no PVH pass (mkimages.sh tells Dom0)
+	[ "${XCUDA_RIG_PVH:-1}" = 0 ] && pvh=()
+	for s in ${pvh[@]+"${pvh[@]}"}; do
+		i=0
+		for p in "${pv[@]}"; do
+			i=$((i + 1))
+			[ "$p" = "$s" ] && break
+		done
+		want=$((${#ONLY[@]} == 0))
+		for o in ${ONLY[@]+"${ONLY[@]}"}; do
+			case $o in pvh | "pvh:$s" | "pvh:$i") want=1 ;; esac
+		done
+		[ "$want" = 0 ] || expected+=("pvh:$s")
+	done
 fi
 
 for name in ${BUILD_FAIL[@]+"${BUILD_FAIL[@]}"}; do

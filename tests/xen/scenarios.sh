@@ -6,11 +6,15 @@
 # The rig's scenarios, sourced by dom0-init.sh (busybox sh in Dom0),
 # whose helpers they use: domu (run a command in the DomU), workers
 # (xcudad's worker count), wait_for, fail, need, states.  run.sh reads
-# the SCENARIOS line to know which results to expect, gpu-rig.sh the
-# SCENARIOS_GPU line.
+# the SCENARIOS line to know which results to expect, and the
+# SCENARIOS_PVH line for the second pass, in a PVH DomU, whose results
+# are named "pvh:NAME" (they are scenarios 1 to 10 of the first pass);
+# gpu-rig.sh reads the SCENARIOS_GPU line.
 
 # shellcheck disable=SC2034 # read by run.sh
 SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug pingpong corrupt-ring upstream grant-linger event-flood bad-backend"
+# shellcheck disable=SC2034 # read by run.sh
+SCENARIOS_PVH="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug"
 # shellcheck disable=SC2034 # read by gpu-rig.sh
 SCENARIOS_GPU="connect cuda-compare measure never-ending"
 
@@ -126,11 +130,19 @@ sc_echo() {
 	done
 	# Measured, not judged: one Dom0 worker answers both, over the xen
 	# ring from the DomU and over local from Dom0 (RIG-PING lines).
+	# The PVH pass measures both again, beside the PV pass's lines.
+	ec_pre=
+	[ "$RIG_GUEST" = pv ] || ec_pre="$RIG_GUEST "
 	domu 300 "$XCUDACTL ping 2000"
-	sed 's/^/RIG-PING: domU xen: /' "$W/domu.out"
+	sed "s/^/RIG-PING: ${ec_pre}domU xen: /" "$W/domu.out"
 	grep -q '^ping ok' "$W/domu.out" || { fail "ping in the DomU: status ${DU_RC:-none}"; return; }
-	LD_LIBRARY_PATH=$OPT/lib timeout 300 xcudactl ping 2000 2>&1 | sed "s/^/RIG-PING: dom0 local: /"
-	echo_spinning
+	LD_LIBRARY_PATH=$OPT/lib timeout 300 xcudactl ping 2000 2>&1 | sed "s/^/RIG-PING: ${ec_pre}dom0 local: /"
+	echo_spinning "$ec_pre" || return
+	[ "$RIG_GUEST" = pv ] && return
+	# Where an auto-translated guest put the arena's frames: unpopulated
+	# address space ("Xen scratch") or ballooned-out RAM.
+	domu 30 "grep -i -e 'xen scratch' /proc/iomem; grep -e MemTotal -e MemFree /proc/meminfo"
+	sed 's/^/RIG:   domu: /' "$W/domu.out"
 }
 
 # ep_median FILE: the median of a ping's output, in us.
@@ -142,7 +154,8 @@ ep_median() { sed -n 's/.*median \([0-9.]*\) us.*/\1/p' "$1" | head -n 1; }
 # before they sleep.  The same Dom0 worker code answers both, over the
 # xen ring from the DomU and over local from Dom0; measured, not judged.
 EP_SPIN_US=200000
-echo_spinning() {
+echo_spinning() { # PREFIX (of the RIG-PING lines: the guest type)
+	ep_pre=$1
 	xcudad_stop
 	export XCUDA_SPIN_US=$EP_SPIN_US
 	xcudad_start
@@ -151,22 +164,23 @@ echo_spinning() {
 	if [ "$ep_rc" != 0 ]; then
 		fail "xcudad did not start with XCUDA_SPIN_US=$EP_SPIN_US"
 		xcudad_start
-		return
+		return 1
 	fi
 	domu 300 "XCUDA_SPIN_US=$EP_SPIN_US $XCUDACTL ping 2000"
-	sed 's/^/RIG-PING: spinning: domU xen: /' "$W/domu.out"
+	sed "s/^/RIG-PING: ${ep_pre}spinning: domU xen: /" "$W/domu.out"
 	cp "$W/domu.out" "$W/ep.xen"
 	(cd / && XCUDA_SPIN_US=$EP_SPIN_US LD_LIBRARY_PATH=$OPT/lib timeout 300 \
 		xcudactl ping 2000) >"$W/ep.local" 2>&1
-	sed 's/^/RIG-PING: spinning: dom0 local: /' "$W/ep.local"
+	sed "s/^/RIG-PING: ${ep_pre}spinning: dom0 local: /" "$W/ep.local"
 	ep_x=$(ep_median "$W/ep.xen")
 	ep_l=$(ep_median "$W/ep.local")
 	if [ -n "$ep_x" ] && [ -n "$ep_l" ]; then
-		say "RIG-PING: spinning: xen / local = $(awk -v x="$ep_x" -v l="$ep_l" 'BEGIN { printf "%.2f", x / l }') ($ep_x us / $ep_l us)"
+		say "RIG-PING: ${ep_pre}spinning: xen / local = $(awk -v x="$ep_x" -v l="$ep_l" 'BEGIN { printf "%.2f", x / l }') ($ep_x us / $ep_l us)"
 	fi
 	xcudad_stop
-	xcudad_start || { fail "xcudad did not restart"; return; }
-	grep -q '^ping ok' "$W/ep.xen" || fail "spinning ping in the DomU: status ${DU_RC:-none}"
+	xcudad_start || { fail "xcudad did not restart"; return 1; }
+	grep -q '^ping ok' "$W/ep.xen" ||
+		{ fail "spinning ping in the DomU: status ${DU_RC:-none}"; return 1; }
 }
 
 # ------------------------------------------------------------------ 3
@@ -538,7 +552,7 @@ sc_destroy() {
 	run rmmod xcuda_back || { fail "rmmod xcuda-back failed after the domain was destroyed"; return; }
 	run insmod /lib/xcuda/xcuda-back.ko || { fail "insmod xcuda-back failed"; return; }
 	xcudad_start || { fail "xcudad did not start"; return; }
-	domu_create xcuda-domU2 || { fail "a new DomU did not come up"; return; }
+	domu_create "${DOMU_NAME}2" || { fail "a new DomU did not come up"; return; }
 	wait_connected 30 "the new DomU" || return
 	if ! domu_ok 120 "$XCUDACTL echo 1M"; then
 		fail "a session in the new DomU failed (status $DU_RC)"
@@ -1200,6 +1214,24 @@ run_scenarios() {
 	scenario 14 grant-linger sc_grant_linger
 	scenario 15 event-flood sc_event_flood
 	scenario 16 bad-backend sc_bad_backend
+}
+
+# The second pass, in a PVH DomU (dom0-init.sh sets RIG_GUEST=pvh): the
+# same functions, results named "pvh:NAME".  What they check holds for an
+# auto-translated guest too; its frontend maps the arena and data rings
+# into its own page frames, and its events come on the HVM callback
+# vector.
+run_pvh_scenarios() {
+	scenario 1 connect sc_connect
+	scenario 2 echo sc_echo
+	scenario 3 cuda-compare sc_cuda_compare
+	scenario 4 parallel sc_parallel
+	scenario 5 kill-client sc_kill_client
+	scenario 6 kill-daemon sc_kill_daemon
+	scenario 7 reload sc_reload
+	scenario 8 hostile sc_hostile
+	scenario 9 destroy sc_destroy
+	scenario 10 hotplug sc_hotplug
 }
 
 # ------------------------------------------------------------------ demo

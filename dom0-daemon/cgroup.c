@@ -65,20 +65,29 @@ static int xd_cg_needs(unsigned int i)
 	}
 }
 
-/* Writes @val to @dir/@file in one write(): 0 or -errno. */
-static int xd_cg_write(const char *dir, const char *file, const char *val)
+/* Opens @dir/@file with @flags (and O_CLOEXEC): the fd, or -errno. */
+static int xd_cg_open(const char *dir, const char *file, int flags)
 {
 	char path[PATH_MAX];
-	size_t len = strlen(val);
-	ssize_t n;
-	int fd, err = 0;
+	int fd;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open(path, flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Writes @val to @dir/@file in one write(): 0 or -errno. */
+static int xd_cg_write(const char *dir, const char *file, const char *val)
+{
+	size_t len = strlen(val);
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = xd_cg_open(dir, file, O_WRONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = write(fd, val, len);
 	if (n < 0)
 		err = -errno;
@@ -92,16 +101,12 @@ static int xd_cg_write(const char *dir, const char *file, const char *val)
 static int xd_cg_read(const char *dir, const char *file, char *buf,
 		      size_t len)
 {
-	char path[PATH_MAX];
 	ssize_t n;
 	int fd;
 
-	if (snprintf(path, sizeof(path), "%s/%s", dir, file) >=
-	    (int)sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = xd_cg_open(dir, file, O_RDONLY);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n < 0)
@@ -127,17 +132,15 @@ static int xd_cg_listed(const char *dir, const char *file, const char *word)
 /* Whether the pid @pid is in @dir/cgroup.procs. */
 static int xd_cg_holds(const char *dir, pid_t pid)
 {
-	char path[PATH_MAX];
-	FILE *f;
+	int fd = xd_cg_open(dir, "cgroup.procs", O_RDONLY), found = 0;
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "r");
 	long v;
-	int found = 0;
 
-	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >=
-	    (int)sizeof(path))
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
+	}
 	while (!found && fscanf(f, "%ld", &v) == 1)
 		found = v == (long)pid;
 	fclose(f);
@@ -298,13 +301,10 @@ int xd_cgroup_prepare(const char *name, uint32_t session)
 			return XD_CGROUP_FAILED;
 		}
 	}
-	if (strlen(path) + sizeof("/cgroup.procs") > sizeof(path))
-		fd = -1, errno = ENAMETOOLONG;
-	else
-		fd = open(strcat(path, "/cgroup.procs"), O_WRONLY | O_CLOEXEC);
+	fd = xd_cg_open(path, "cgroup.procs", O_WRONLY);
 	if (fd < 0) {
-		xd_log(XD_LOG_ERROR, "cgroup: cannot open %s: %s", path,
-		       strerror(errno));
+		xd_log(XD_LOG_ERROR, "cgroup: cannot open %s/cgroup.procs: %s",
+		       path, strerror(-fd));
 		xd_cg_remove(g);
 		return XD_CGROUP_FAILED;
 	}

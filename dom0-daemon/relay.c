@@ -140,7 +140,6 @@ struct xd_relay {
 	uint64_t busy_since;	/* the clock when the list last filled */
 	unsigned int waiting;	/* atomic: qlen, for the sender's spin */
 	uint64_t answered;	/* atomic: the clock at the last answer */
-	uint64_t spin_ns;	/* the link's spin (0: none) */
 	/* Atomic: how the session ends. */
 	int guest_done;		/* the guest went or broke the ring */
 	int link_done;		/* the link is over (the receiver says) */
@@ -471,23 +470,25 @@ static int xd_relay_forward(struct xd_relay *r, struct xcuda_request *req)
  * the guest's next request is near: the sender spins for it rather than
  * sleep, so that the guest need not ring and wake it (on a fast link a
  * wake-up costs as much as the round trip).  As long as the link spins
- * (XCUDA_LINK_SPIN_US), and XD_RELAY_SPIN_MAX_NS at most in a row: the
- * wait for a long kernel sleeps.
+ * (XCUDA_LINK_SPIN_US: rd.spin_ns, set before the threads start), and
+ * XD_RELAY_SPIN_MAX_NS at most in a row: the wait for a long kernel
+ * sleeps.
  */
 static void xd_relay_spin(struct xd_relay *r)
 {
+	const uint64_t spin_ns = r->rd.spin_ns;
 	struct xd_chan *c = r->c;
 	uint64_t now, start, until, last;
 
-	if (!r->spin_ns || !c->ops->spin)
+	if (!spin_ns || !c->ops->spin)
 		return;
 	start = now = xr_now_ns();
 	while (!xd_flag(&r->link_done)) {
 		last = __atomic_load_n(&r->answered, __ATOMIC_RELAXED);
 		if (__atomic_load_n(&r->waiting, __ATOMIC_RELAXED))
-			until = now + r->spin_ns;
+			until = now + spin_ns;
 		else
-			until = last + r->spin_ns;
+			until = last + spin_ns;
 		if (until > start + XD_RELAY_SPIN_MAX_NS)
 			until = start + XD_RELAY_SPIN_MAX_NS;
 		if (until <= now || c->ops->spin(c, until))
@@ -869,7 +870,7 @@ static int xd_relay_frame(struct xd_relay *r)
 	 * by the next reply (or by the sender's next wait, which may be far).
 	 */
 	ret = c->ops->reply(c, &f.rsp, xd_relay_answer_next(r));
-	if (r->spin_ns)
+	if (r->rd.spin_ns)
 		__atomic_store_n(&r->answered, xr_now_ns(), __ATOMIC_RELAXED);
 	if (ret < 0) {
 		if (ret != -EPIPE)
@@ -976,10 +977,7 @@ int xd_relay_run(struct xd_chan *c, const struct xd_upstream *up)
 		xd_relay_refuse(c);
 		goto out;
 	}
-	/* The sender spins for the guest as long as the link does. */
-	if (!xd_up_rd_init(&r->rd, r->fd, XD_RELAY_RD_BUF))
-		r->spin_ns = r->rd.spin_ns;
-	if (!r->rd.buf ||
+	if (xd_up_rd_init(&r->rd, r->fd, XD_RELAY_RD_BUF) ||
 	    xd_up_wr_init(&r->wr, r->fd, XD_RELAY_WR_BUF, XD_RELAY_IOV,
 			  XD_UP_STALL_MS) ||
 	    pthread_create(&rx, NULL, xd_relay_recv, r)) {

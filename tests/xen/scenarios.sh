@@ -1197,7 +1197,8 @@ run_gpu_scenarios() {
 	scenario 4 never-ending sc_never_ending
 }
 
-run_scenarios() {
+# Scenarios 1 to 10, which every guest type runs (SCENARIOS_PVH).
+run_guest_scenarios() {
 	scenario 1 connect sc_connect
 	scenario 2 echo sc_echo
 	scenario 3 cuda-compare sc_cuda_compare
@@ -1208,6 +1209,10 @@ run_scenarios() {
 	scenario 8 hostile sc_hostile
 	scenario 9 destroy sc_destroy
 	scenario 10 hotplug sc_hotplug
+}
+
+run_scenarios() {
+	run_guest_scenarios
 	scenario 11 pingpong sc_pingpong
 	scenario 12 corrupt-ring sc_corrupt_ring
 	scenario 13 upstream sc_upstream
@@ -1222,16 +1227,7 @@ run_scenarios() {
 # into its own page frames, and its events come on the HVM callback
 # vector.
 run_pvh_scenarios() {
-	scenario 1 connect sc_connect
-	scenario 2 echo sc_echo
-	scenario 3 cuda-compare sc_cuda_compare
-	scenario 4 parallel sc_parallel
-	scenario 5 kill-client sc_kill_client
-	scenario 6 kill-daemon sc_kill_daemon
-	scenario 7 reload sc_reload
-	scenario 8 hostile sc_hostile
-	scenario 9 destroy sc_destroy
-	scenario 10 hotplug sc_hotplug
+	run_guest_scenarios
 }
 
 # ------------------------------------------------------------------ demo

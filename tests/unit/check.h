@@ -283,25 +283,37 @@ static inline int check_case(const char *name)
  */
 static inline char *check_slurp(const char *path, size_t *len)
 {
+	/* Read to the end: files of sysfs and cgroupfs have no size. */
 	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
+	size_t n = 0, cap = 4096, got;
+	char *buf = NULL, *grown;
 
 	if (!f)
 		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = n < 0 ? NULL : malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
+	for (;;) {
+		grown = realloc(buf, cap + 1);
+		if (!grown) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = grown;
+		got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (n < cap) {
+			if (ferror(f)) {
+				free(buf);
+				buf = NULL;
+			}
+			break;
+		}
+		cap *= 2;
 	}
 	fclose(f);
 	if (buf) {
 		buf[n] = 0;
 		if (len)
-			*len = (size_t)n;
+			*len = n;
 	}
 	return buf;
 }

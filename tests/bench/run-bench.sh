@@ -12,7 +12,8 @@
 # A third pass (BENCH_UPSTREAM=0: not) runs it through xcuda's upstream
 # link: a relaying xcudad in front of a GPU server's xcudad over TCP on
 # 127.0.0.1, with tcp-raw.c's raw loopback TCP throughput beside it as
-# the yardstick for its copies.
+# the yardstick for its copies, and its round trip as the floor under
+# each synchronous call.
 # Writes to $OUT if set, else BUILD_DIR/results/bench: native.csv,
 # xcuda.csv, bench.csv (metric,size_bytes,unit,native,xcuda,ratio with
 # ratio = xcuda / native) and bench.txt (the same as a table), and prints
@@ -277,6 +278,19 @@ $2 == 67108864 && $1 ~ /^(pinned|pageable)_(h2d|d2h)$/ && raw > 0 {
 		if (!copies)
 			print "  64 MiB copies: not measured (--smoke, --quick, --only)"
 	}' "$RES/upstream-targets.csv"
+	# A synchronous call over the link pays at least one TCP round trip.
+	awk -F, '
+	NR == FNR { if ($1 ~ /^tcp_rtt_/) rtt[$1] = $3; next }
+	$1 == "launch_sync" { extra = $5 - $4 }
+	END {
+		if (!("tcp_rtt_spin" in rtt)) exit
+		printf "round trip: raw 64-byte loopback TCP %s us spinning, " \
+		       "%s us sleeping (tcp-raw.c)", rtt["tcp_rtt_spin"],
+		       rtt["tcp_rtt_sleep"]
+		if (extra != "")
+			printf "; launch_sync upstream - local: %.2f us", extra
+		printf "\n"
+	}' "$RES/tcp-raw.csv" "$RES/upstream-pairs.csv"
 	echo "cpu: the relay's session used $rcpu s, the server's worker $scpu s"
 	echo "(medians of each row's repetitions; ratio = upstream / local xcuda; $(date -u +%FT%TZ))"
 } | tee "$RES/upstream.txt"

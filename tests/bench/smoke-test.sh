@@ -20,13 +20,16 @@ esac
 [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ] || exit 1
 [ "${BENCH_UPSTREAM:-1}" != 0 ] || exit 0
 
-# The header and one row: tcp_raw,67108864,<positive number>,GB/s.
+# The header and three rows: tcp_raw,67108864,<positive number>,GB/s,
+# then tcp_rtt_spin and tcp_rtt_sleep,64,<positive number>,us.
 if awk -F, '
 NR == 1 { head = $0 == "metric,size_bytes,value,unit"; next }
-$1 == "tcp_raw" && $2 == 67108864 && $4 == "GB/s" &&
-	$3 ~ /^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ && $3 > 0 { rows++ }
-END { exit !(head && rows == 1 && NR == 2) }' "$res/tcp-raw.csv"; then
-	echo "PASS tcp-raw: $(tail -n 1 "$res/tcp-raw.csv")"
+$3 !~ /^[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?$/ || $3 <= 0 { next }
+NR == 2 && $1 == "tcp_raw" && $2 == 67108864 && $4 == "GB/s" { rows++ }
+NR > 2 && $1 ~ /^tcp_rtt_(spin|sleep)$/ && $2 == 64 && $4 == "us" { rtt[$1]++ }
+END { exit !(head && rows == 1 && rtt["tcp_rtt_spin"] == 1 &&
+	     rtt["tcp_rtt_sleep"] == 1 && NR == 4) }' "$res/tcp-raw.csv"; then
+	echo "PASS tcp-raw: $(tail -n +2 "$res/tcp-raw.csv" | tr '\n' ' ')"
 else
 	echo "FAIL tcp-raw: no well-formed tcp_raw row in $res/tcp-raw.csv:"
 	sed 's/^/    /' "$res/tcp-raw.csv" "$res/tcp-raw.err"

@@ -8,10 +8,19 @@
  * allows, the main thread recv()s them into a buffer and touches nothing
  * else.  Each of REPS transfers is timed at the receiver, from the
  * one-byte "go" it sends the sender to the last byte in; the median is
- * printed as xcuda-bench prints its rows (GB = 1e9 bytes):
+ * printed as xcuda-bench prints its rows (GB = 1e9 bytes).
+ *
+ * Then the round trip, the floor under every synchronous call over the
+ * link: a thread echoes 64-byte messages on a second connection, and the
+ * main thread times RTT_ROUNDS of them per repetition, once with both
+ * sides reading as the link does while it spins (recv() with
+ * MSG_DONTWAIT, again and again), once sleeping in recv().  Each row is
+ * the median over REPS of the mean round trip:
  *
  *   metric,size_bytes,value,unit
  *   tcp_raw,67108864,<GB/s>,GB/s
+ *   tcp_rtt_spin,64,<us>,us
+ *   tcp_rtt_sleep,64,<us>,us
  *
  *   tcp-raw [--size BYTES] [--reps N]     (defaults: 64 MiB, 7)
  *
@@ -185,6 +194,133 @@ fail:
 	return -1;
 }
 
+/* ---- round trips ---- */
+
+#define RTT_BYTES	64
+#define RTT_ROUNDS	2000
+
+struct echo {
+	int fd;
+	int spin;
+	const char *what;	/* the call that failed, or NULL */
+	int err;
+};
+
+/* @len bytes into @p, spinning or sleeping: 0, 1 at end of file, or -1. */
+static int recv_all(int fd, void *p, size_t len, int spin)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = recv(fd, (char *)p + got, len - got,
+				 spin ? MSG_DONTWAIT : 0);
+
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		if (!r)
+			return 1;
+		if (errno != EINTR && !(spin && errno == EAGAIN))
+			return -1;
+	}
+	return 0;
+}
+
+static int send_all(int fd, const void *p, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t w = send(fd, (const char *)p + done, len - done,
+				 MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+/* Each message back as it came, until end of file. */
+static void *echo_main(void *arg)
+{
+	struct echo *e = arg;
+	char m[RTT_BYTES];
+	int r;
+
+	while (!(r = recv_all(e->fd, m, sizeof(m), e->spin))) {
+		if (send_all(e->fd, m, sizeof(m))) {
+			e->what = "send";
+			break;
+		}
+	}
+	if (r < 0)
+		e->what = "recv";
+	e->err = errno;
+	shutdown(e->fd, SHUT_RDWR);
+	return NULL;
+}
+
+/* One round of @n round trips on @fd: seconds, or -1. */
+static double rtt_round(int fd, int n, int spin)
+{
+	char m[RTT_BYTES];
+	double t0 = now_s();
+
+	memset(m, 0x5a, sizeof(m));
+	for (int i = 0; i < n; i++)
+		if (send_all(fd, m, sizeof(m)) ||
+		    recv_all(fd, m, sizeof(m), spin))
+			return -1;
+	return now_s() - t0;
+}
+
+/* The median over @reps of a round trip's mean, in us; -1 on failure. */
+static double round_trips(int reps, int spin)
+{
+	struct echo e = { .spin = spin };
+	double *us = calloc(reps, sizeof(*us)), t = 0, res = -1;
+	pthread_t th;
+	int fd, r, err;
+
+	if (!us || connect_pair(&fd, &e.fd)) {
+		free(us);
+		return -1;
+	}
+	err = pthread_create(&th, NULL, echo_main, &e);
+	if (err) {
+		fprintf(stderr, "tcp-raw: pthread_create: %s\n", strerror(err));
+		close(fd);
+		close(e.fd);
+		free(us);
+		return -1;
+	}
+	/* One untimed round first, as for the throughput. */
+	t = rtt_round(fd, RTT_ROUNDS / 10, spin);
+	for (r = 0; t >= 0 && r < reps; r++) {
+		t = rtt_round(fd, RTT_ROUNDS, spin);
+		us[r] = t * 1e6 / RTT_ROUNDS;
+	}
+	shutdown(fd, SHUT_WR);
+	pthread_join(th, NULL);
+	if (t < 0)
+		fprintf(stderr, "tcp-raw: round trips (%s): %s\n",
+			spin ? "spinning" : "sleeping",
+			e.what ? e.what : "the echo ended");
+	else if (e.what)
+		fprintf(stderr, "tcp-raw: the echo's %s: %s\n", e.what,
+			strerror(e.err));
+	else
+		res = median(us, reps);
+	close(fd);
+	close(e.fd);
+	free(us);
+	return res;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: tcp-raw [--size BYTES] [--reps N]\n");
@@ -280,9 +416,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tcp-raw: the sender's %s: %s\n", s.what,
 			strerror(s.err));
 	if (r == reps && !s.what) {
-		printf("metric,size_bytes,value,unit\n");
-		printf("tcp_raw,%zu,%.6g,GB/s\n", size, median(gbps, reps));
-		rc = fflush(stdout) ? 1 : 0;
+		double spin = round_trips(reps, 1);
+		double sleep = spin < 0 ? -1 : round_trips(reps, 0);
+
+		if (sleep >= 0) {
+			printf("metric,size_bytes,value,unit\n");
+			printf("tcp_raw,%zu,%.6g,GB/s\n", size,
+			       median(gbps, reps));
+			printf("tcp_rtt_spin,%d,%.4g,us\n", RTT_BYTES, spin);
+			printf("tcp_rtt_sleep,%d,%.4g,us\n", RTT_BYTES, sleep);
+			rc = fflush(stdout) ? 1 : 0;
+		}
 	}
 out:
 	free(sbuf);

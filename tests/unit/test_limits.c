@@ -593,7 +593,7 @@ static void test_cgroup_pids_max(void)
 	pid = session(&t);
 	REQUIRE_MSG(pid > 0, "setup", "no session");
 	hits = cg_key(group, "pids.events", "max");
-	CHECK_MSG(wait_log("no request deadline", TIMEOUT_MS) && hits >= 1,
+	CHECK_MSG(wait_log("no watch over long requests", TIMEOUT_MS) && hits >= 1,
 		  "past pids.max 1 the worker's watchdog thread cannot start",
 		  "pids.events max %ld", hits);
 	CHECK(echo_ok(&t) && daemon_alive(), "the worker serves on without "

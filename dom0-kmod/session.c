@@ -602,13 +602,17 @@ void xcb_ctl_cancel_new(void)
 	}
 }
 
-/* Dom0's end of the doorbell: the guest rang, wake the worker. */
+/*
+ * Dom0's end of the doorbell: the guest rang, wake the worker.  An event
+ * while the worker has not read the last one is spurious, so that a
+ * guest flooding its channel is held back (xcuda/xen_doorbell.h).
+ */
 static irqreturn_t xcb_session_irq(int irq, void *arg)
 {
 	struct xcb_session *s = arg;
 
-	xcuda_db_signal(&s->db);
-	xen_irq_lateeoi(irq, 0);
+	xen_irq_lateeoi(irq, xcuda_db_signal(&s->db) ?
+			XEN_EOI_FLAG_SPURIOUS : 0);
 	return IRQ_HANDLED;
 }
 

@@ -44,16 +44,16 @@ static int xcf_open(struct inode *inode, struct file *file)
 
 /*
  * Dom0 rang the session's doorbell: wake the process.  Bound late EOI
- * like the control channel, but the EOI goes at once and never says
- * spurious: only the process can tell whether its ring held anything,
- * and a flood costs this handler one eventfd signal per event.
+ * like the control channel; an event while the process has not read the
+ * last one is spurious (xcuda/xen_doorbell.h), so that a Dom0 flooding
+ * the channel is held back.
  */
 static irqreturn_t xcf_session_irq(int irq, void *arg)
 {
 	struct xcf_session *s = arg;
 
-	xcuda_db_signal(&s->db);
-	xen_irq_lateeoi(irq, 0);
+	xen_irq_lateeoi(irq, xcuda_db_signal(&s->db) ?
+			XEN_EOI_FLAG_SPURIOUS : 0);
 	return IRQ_HANDLED;
 }
 

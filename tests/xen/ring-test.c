@@ -11,6 +11,13 @@
  *	on every answer.  A call unanswered for 10 s is a lost wake-up: the
  *	program says so and exits 2.
  *
+ *   xcuda-ring-test storm SECONDS
+ *	A thread writes to every eventfd of the process as fast as it can
+ *	for SECONDS, the worker's doorbell among them, while the main
+ *	thread keeps making checked ECHO round trips: Dom0 must hold the
+ *	flood back (the rig counts its interrupts meanwhile) and the calls
+ *	must go on.  Prints the writes and the round trips.
+ *
  *   xcuda-ring-test corrupt
  *	Answers to malformed requests on the data ring (a length past the
  *	inline arguments, an extent past the arena, a reserved field, opcode
@@ -180,32 +187,106 @@ static int rt_pingpong(unsigned long count, uint64_t seed)
 	return 0;
 }
 
+static atomic_int rt_storming;
+
+/* Writes to each eventfd in @arg (-1 ended) until rt_storming is 0. */
+static void *rt_storm_main(void *arg)
+{
+	const int *fds = arg;
+	unsigned long n = 0;
+	uint64_t one = 1;
+
+	while (atomic_load(&rt_storming))
+		for (int i = 0; fds[i] >= 0; i++)
+			if (write(fds[i], &one, sizeof(one)) == sizeof(one))
+				n++;
+	return (void *)n;
+}
+
+/* The descriptors of this process's eventfds, at most @max, -1 ended. */
+static int rt_eventfds(int *fds, int max)
+{
+	char path[300], link[64];
+	struct dirent *d;
+	int n = 0;
+	ssize_t r;
+	DIR *dir;
+
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)) && n < max) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
+		r = readlink(path, link, sizeof(link) - 1);
+		if (r <= 0)
+			continue;
+		link[r] = 0;
+		if (!strcmp(link, "anon_inode:[eventfd]"))
+			fds[n++] = atoi(d->d_name);
+	}
+	closedir(dir);
+	fds[n] = -1;
+	return n;
+}
+
 /*
  * Rings every eventfd this process holds: the worker's doorbell among
  * them (the transport keeps it to itself; ours only wakes us).
  */
 static void rt_ring_all(void)
 {
-	char path[300], link[64];
 	uint64_t one = 1;
-	struct dirent *d;
-	DIR *dir;
-	ssize_t n;
+	int fds[17];
 
-	dir = opendir("/proc/self/fd");
-	if (!dir)
-		return;
-	while ((d = readdir(dir))) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", d->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = 0;
-		if (!strcmp(link, "anon_inode:[eventfd]") &&
-		    write(atoi(d->d_name), &one, sizeof(one)) < 0)
+	rt_eventfds(fds, 16);
+	for (int i = 0; fds[i] >= 0; i++)
+		if (write(fds[i], &one, sizeof(one)) < 0)
 			perror("write");
+}
+
+static int rt_storm(unsigned int secs)
+{
+	struct xc_session *s;
+	uint64_t off, end;
+	unsigned long i = 0;
+	cudaError_t err;
+	int fds[17], r = 0;
+	pthread_t th;
+	void *kicks;
+
+	s = rt_session();
+	if (!s)
+		return 3;
+	off = xc_arena_alloc(s->heap, RT_ECHO_BYTES, XCUDA_PAGE_SIZE);
+	if (off == UINT64_MAX || !rt_eventfds(fds, 16)) {
+		printf("storm FAILED: no arena block or no eventfd\n");
+		return 1;
 	}
-	closedir(dir);
+	atomic_store(&rt_storming, 1);
+	if (pthread_create(&th, NULL, rt_storm_main, fds)) {
+		printf("storm FAILED: no thread\n");
+		return 1;
+	}
+	printf("storming\n");
+	rt_what = "a call under the storm";
+	end = rt_now_ns() + (uint64_t)secs * 1000000000u;
+	while (!r && rt_now_ns() < end) {
+		r = rt_echo(s, off, RT_ECHO_BYTES, (uint32_t)i, &err);
+		if (!r) {
+			atomic_fetch_add(&rt_progress, 1);
+			i++;
+		}
+	}
+	atomic_store(&rt_storming, 0);
+	pthread_join(th, &kicks);
+	if (r) {
+		printf("storm FAILED at round trip %lu: %s\n", i,
+		       r < 0 ? xc_error_name(err) : "corrupted");
+		return 1;
+	}
+	printf("storm ok: %lu eventfd writes, %lu round trips in %u s\n",
+	       (unsigned long)kicks, i, secs);
+	return 0;
 }
 
 /* A malformed copy of a good ECHO must be answered with an error. */
@@ -318,8 +399,10 @@ int main(int argc, char **argv)
 					      (uint64_t)time(NULL));
 	else if (argc == 2 && !strcmp(argv[1], "corrupt"))
 		ret = rt_corrupt();
+	else if (argc == 3 && !strcmp(argv[1], "storm"))
+		ret = rt_storm((unsigned int)strtoul(argv[2], NULL, 10));
 	else {
-		fprintf(stderr, "usage: xcuda-ring-test pingpong COUNT [SEED] | corrupt\n");
+		fprintf(stderr, "usage: xcuda-ring-test pingpong COUNT [SEED] | storm SECONDS | corrupt\n");
 		ret = 1;
 	}
 	atomic_store(&rt_done, 1);

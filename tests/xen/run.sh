@@ -32,7 +32,8 @@
 #
 # Needs what tests/xen/deps.sh installs.  Environment: KVER (default:
 # the newest *-amd64 in /lib/modules), XCUDA_RIG_TIMEOUT (seconds for the
-# boot, default 2400), XCUDA_RIG_PVH (0: no PVH pass), CUDA_HOME, NVCC.
+# boot, default 2400), XCUDA_RIG_PVH (0: no PVH pass), XCUDA_RIG_TCG
+# (multi or single: QEMU's TCG threading), CUDA_HOME, NVCC.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)

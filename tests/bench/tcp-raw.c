@@ -72,6 +72,44 @@ static double median(double *v, int n)
 	return v[n / 2];
 }
 
+/* @len bytes into @p, spinning or sleeping: 0, 1 at end of file, or -1. */
+static int recv_all(int fd, void *p, size_t len, int spin)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = recv(fd, (char *)p + got, len - got,
+				 spin ? MSG_DONTWAIT : 0);
+
+		if (r > 0) {
+			got += (size_t)r;
+			continue;
+		}
+		if (!r)
+			return 1;
+		if (errno != EINTR && !(spin && errno == EAGAIN))
+			return -1;
+	}
+	return 0;
+}
+
+static int send_all(int fd, const void *p, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t w = send(fd, (const char *)p + done, len - done,
+				 MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
 /*
  * Per "go" byte, SIZE bytes; until the receiver closes its side.  On
  * failure the socket is shut down so that the receiver is not left
@@ -81,36 +119,18 @@ static void *sender_main(void *arg)
 {
 	struct sender *s = arg;
 	char go;
+	int r;
 
-	for (;;) {
-		ssize_t r = recv(s->fd, &go, 1, 0);
-
-		if (r == 0)
-			return NULL;
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			s->what = "recv";
+	while (!(r = recv_all(s->fd, &go, 1, 0))) {
+		if (send_all(s->fd, s->buf, s->size)) {
+			s->what = "send";
 			break;
 		}
-		size_t done = 0;
-
-		while (done < s->size) {
-			ssize_t w = send(s->fd, s->buf + done, s->size - done,
-					 MSG_NOSIGNAL);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				s->what = "send";
-				break;
-			}
-			done += (size_t)w;
-		}
-		if (s->what)
-			break;
 	}
-	s->err = errno;
+	if (r < 0)
+		s->what = "recv";
+	if (s->what)
+		s->err = errno;
 	shutdown(s->fd, SHUT_RDWR);
 	return NULL;
 }
@@ -121,11 +141,9 @@ static int receive(int fd, unsigned char *buf, size_t size)
 	size_t got = 0;
 	char go = 1;
 
-	while (send(fd, &go, 1, MSG_NOSIGNAL) != 1) {
-		if (errno != EINTR) {
-			fprintf(stderr, "tcp-raw: send: %s\n", strerror(errno));
-			return -1;
-		}
+	if (send_all(fd, &go, 1)) {
+		fprintf(stderr, "tcp-raw: send: %s\n", strerror(errno));
+		return -1;
 	}
 	while (got < size) {
 		ssize_t r = recv(fd, buf + got, size - got, 0);
@@ -205,44 +223,6 @@ struct echo {
 	const char *what;	/* the call that failed, or NULL */
 	int err;
 };
-
-/* @len bytes into @p, spinning or sleeping: 0, 1 at end of file, or -1. */
-static int recv_all(int fd, void *p, size_t len, int spin)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t r = recv(fd, (char *)p + got, len - got,
-				 spin ? MSG_DONTWAIT : 0);
-
-		if (r > 0) {
-			got += (size_t)r;
-			continue;
-		}
-		if (!r)
-			return 1;
-		if (errno != EINTR && !(spin && errno == EAGAIN))
-			return -1;
-	}
-	return 0;
-}
-
-static int send_all(int fd, const void *p, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t w = send(fd, (const char *)p + done, len - done,
-				 MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		done += (size_t)w;
-	}
-	return 0;
-}
 
 /* Each message back as it came, until end of file. */
 static void *echo_main(void *arg)

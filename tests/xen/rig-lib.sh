@@ -17,8 +17,9 @@ RIG_DOM0_CMDLINE="console=hvc0 earlyprintk=xen rdinit=/init"
 
 # rig_qemu_args IMG_DIR [net]: the arguments, in the array RIG_QEMU_ARGS.
 # XCUDA_RIG_TCG picks TCG's threading ("multi", the default: a host
-# thread per emulated CPU; "single": one thread for both).  With "net", an e1000 NIC on QEMU's user network: Dom0 reaches the
-# host's loopback at 10.0.2.2 (no option ROM: nothing boots from it).
+# thread per emulated CPU; "single": one thread for both).  With "net",
+# an e1000 NIC on QEMU's user network: Dom0 reaches the host's loopback
+# at 10.0.2.2 (no option ROM: nothing boots from it).
 rig_qemu_args() {
 	# shellcheck disable=SC2054 # commas inside QEMU's arguments
 	RIG_QEMU_ARGS=(-machine pc -accel "tcg,thread=${XCUDA_RIG_TCG:-multi}"

@@ -189,6 +189,9 @@ static int rt_pingpong(unsigned long count, uint64_t seed)
 
 static atomic_int rt_storming;
 
+/* The eventfds a session's process holds, and room to spare. */
+#define RT_MAX_EVENTFDS	16
+
 /* Writes to each eventfd in @arg (-1 ended) until rt_storming is 0. */
 static void *rt_storm_main(void *arg)
 {
@@ -236,9 +239,9 @@ static int rt_eventfds(int *fds, int max)
 static void rt_ring_all(void)
 {
 	uint64_t one = 1;
-	int fds[17];
+	int fds[RT_MAX_EVENTFDS + 1];
 
-	rt_eventfds(fds, 16);
+	rt_eventfds(fds, RT_MAX_EVENTFDS);
 	for (int i = 0; fds[i] >= 0; i++)
 		if (write(fds[i], &one, sizeof(one)) < 0)
 			perror("write");
@@ -250,7 +253,7 @@ static int rt_storm(unsigned int secs)
 	uint64_t off, end;
 	unsigned long i = 0;
 	cudaError_t err;
-	int fds[17], r = 0;
+	int fds[RT_MAX_EVENTFDS + 1], r = 0;
 	pthread_t th;
 	void *kicks;
 
@@ -258,7 +261,7 @@ static int rt_storm(unsigned int secs)
 	if (!s)
 		return 3;
 	off = xc_arena_alloc(s->heap, RT_ECHO_BYTES, XCUDA_PAGE_SIZE);
-	if (off == UINT64_MAX || !rt_eventfds(fds, 16)) {
+	if (off == UINT64_MAX || !rt_eventfds(fds, RT_MAX_EVENTFDS)) {
 		printf("storm FAILED: no arena block or no eventfd\n");
 		return 1;
 	}

@@ -195,6 +195,13 @@ domu_create() {
 # $W/domu.err.  DU_LOST is 1 when the console lost lines of them (the
 # DomU says how many it printed).
 domu() {
+	domu_send "$@" && domu_wait
+}
+# domu_send SECONDS CMD: the first half of domu, which returns once the
+# command is sent; domu_wait is the second.  Between them Dom0 may do
+# something else, or nothing: the measurements that must not share the
+# CPUs with the rig's polling (echo_spinning) sleep there.
+domu_send() {
 	dm_t=$1
 	shift
 	SEQ=$((SEQ + 1))
@@ -208,13 +215,16 @@ domu() {
 		say "the DomU is not running ($(xl list "$DOMID" 2>&1 | tail -n 1)): not sending command $SEQ: $*"
 		return 1
 	fi
-	xenstore-write "$XT/cmd" "$SEQ $dm_t $*" || return 1
+	dm_cmd=$*
+	xenstore-write "$XT/cmd" "$SEQ $dm_t $*"
+}
+domu_wait() {
 	if ! wait_for $((dm_t + 15)) 'domu_answered || domu_dead_5s'; then
-		say "no answer from the DomU to command $SEQ: $*"
+		say "no answer from the DomU to command $SEQ: $dm_cmd"
 		return 1
 	fi
 	if [ -z "$DU_RC" ]; then
-		say "the DomU crashed or is gone, no answer to command $SEQ: $*"
+		say "the DomU crashed or is gone, no answer to command $SEQ: $dm_cmd"
 		xl list "$DOMID" 2>&1 | sed 's/^/RIG:   /'
 		return 1
 	fi

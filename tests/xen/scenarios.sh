@@ -153,7 +153,14 @@ ep_median() { sed -n 's/.*median \([0-9.]*\) us.*/\1/p' "$1" | head -n 1; }
 # worker and the pinging process spin up to EP_SPIN_US (XCUDA_SPIN_US)
 # before they sleep.  The same Dom0 worker code answers both, over the
 # xen ring from the DomU and over local from Dom0; measured, not judged.
+# Each side is quiet while the other measures: the rig polls xenstore
+# five times a second on both sides (a process each time), which took
+# about 6 % off the DomU's pings.  So Dom0 sleeps through the DomU's
+# (EP_QUIET_S, the ping starting EP_LEAD_S in), and the DomU's agent
+# sleeps through Dom0's.
 EP_SPIN_US=200000
+EP_LEAD_S=2
+EP_QUIET_S=15
 echo_spinning() { # PREFIX (of the RIG-PING lines: the guest type)
 	ep_pre=$1
 	xcudad_stop
@@ -166,12 +173,23 @@ echo_spinning() { # PREFIX (of the RIG-PING lines: the guest type)
 		xcudad_start
 		return 1
 	fi
-	domu 300 "XCUDA_SPIN_US=$EP_SPIN_US $XCUDACTL ping 2000"
-	sed "s/^/RIG-PING: ${ep_pre}spinning: domU xen: /" "$W/domu.out"
+	domu_send 300 "read u0 r </proc/uptime; sleep $EP_LEAD_S; XCUDA_SPIN_US=$EP_SPIN_US $XCUDACTL ping 2000; e=\$?; read u1 r </proc/uptime; echo \"done \$u0 \$u1\"; exit \$e" &&
+		sleep "$EP_QUIET_S" && domu_wait
+	ep_xrc=$DU_RC
+	grep -v '^done ' "$W/domu.out" | sed "s/^/RIG-PING: ${ep_pre}spinning: domU xen: /"
+	ep_took=$(awk '$1 == "done" { printf "%.1f", $3 - $2 }' "$W/domu.out")
+	[ -n "$ep_took" ] && awk -v t="$ep_took" -v q="$EP_QUIET_S" 'BEGIN { exit !(t > q - 1) }' &&
+		say "RIG-PING: ${ep_pre}spinning: the DomU's ping took $ep_took s of Dom0's $EP_QUIET_S s quiet: not all of it was quiet"
 	cp "$W/domu.out" "$W/ep.xen"
+	domu_send 60 "sleep $EP_QUIET_S" && sleep "$EP_LEAD_S"
+	ep_t0=$(now_ds)
 	(cd / && XCUDA_SPIN_US=$EP_SPIN_US LD_LIBRARY_PATH=$OPT/lib timeout 300 \
 		xcudactl ping 2000) >"$W/ep.local" 2>&1
+	ep_t1=$(now_ds)
+	domu_wait
 	sed "s/^/RIG-PING: ${ep_pre}spinning: dom0 local: /" "$W/ep.local"
+	[ $((ep_t1 - ep_t0 + EP_LEAD_S * 10)) -lt $((EP_QUIET_S * 10 - 10)) ] ||
+		say "RIG-PING: ${ep_pre}spinning: Dom0's ping took $(((ep_t1 - ep_t0) / 10)) s of the DomU's $EP_QUIET_S s quiet: not all of it was quiet"
 	ep_x=$(ep_median "$W/ep.xen")
 	ep_l=$(ep_median "$W/ep.local")
 	if [ -n "$ep_x" ] && [ -n "$ep_l" ]; then
@@ -180,7 +198,7 @@ echo_spinning() { # PREFIX (of the RIG-PING lines: the guest type)
 	xcudad_stop
 	xcudad_start || { fail "xcudad did not restart"; return 1; }
 	grep -q '^ping ok' "$W/ep.xen" ||
-		{ fail "spinning ping in the DomU: status ${DU_RC:-none}"; return 1; }
+		{ fail "spinning ping in the DomU: status ${ep_xrc:-none}"; return 1; }
 }
 
 # ------------------------------------------------------------------ 3
@@ -275,7 +293,35 @@ sc_parallel() {
 	[ "$pa_good" = 8 ] || { fail "$pa_good of 8 processes ok"; return; }
 	pa_s=$(($(grep -c 'worker [0-9]* started' "$XCUDAD_LOG") - pa_s0))
 	[ "$pa_s" -ge 8 ] || { fail "xcudad started $pa_s workers for 8 processes"; return; }
-	wait_workers 20 -eq 0 || fail "$(workers) workers left after the processes ended"
+	wait_workers 20 -eq 0 || { fail "$(workers) workers left after the processes ended"; return; }
+	pa_sessions 1 && pa_sessions 8 || return
+	wait_workers 20 -eq 0 || fail "$(workers) workers left after the sleeping pings"
+}
+
+# One event channel per session (docs/protocol.md, "Why one event
+# channel per session"), measured, not judged: N processes at once, each
+# pinging over its own session, sleeping on every answer
+# (XCUDA_SPIN_US=0) so that each round trip takes events.  One
+# RIG-SESSIONS line per N: the processes' medians, the bells they rang
+# and the sleeps they took, and the events Dom0 took on xcuda-back's
+# channels per round trip (xenbus counts them past a channel's close;
+# each session adds its SESSION_NEW and SESSION_END on the control
+# channel).
+PA_TRIPS=200
+pa_sessions() { # N
+	pa_i0=$(be_xb events)
+	domu 300 "i=1; while [ \$i -le $1 ]; do XCUDA_SPIN_US=0 XCUDA_ARENA_MB=8 $XCUDACTL ping $PA_TRIPS >/tmp/pas.\$i 2>&1 & i=\$((i + 1)); done; wait; cat /tmp/pas.*; rm -f /tmp/pas.*"
+	pa_i1=$(be_xb events)
+	pa_ok=$(grep -c '^ping ok' "$W/domu.out")
+	[ "$pa_ok" = "$1" ] || {
+		sed 's/^/RIG:   /' "$W/domu.out"
+		fail "$pa_ok of $1 sleeping pings ok"
+		return 1
+	}
+	pa_m=$(sed -n 's/.*median \([0-9.]*\) us.*/\1/p' "$W/domu.out" | sort -n | tr '\n' ' ')
+	pa_b=$(sed -n 's/.* \([0-9]*\) bells rung, \([0-9]*\) sleeps.*/\1 \2/p' "$W/domu.out" |
+		awk '{ b += $1; s += $2 } END { printf "%d bells, %d sleeps", b, s }')
+	say "RIG-SESSIONS: $1 at once, $PA_TRIPS sleeping round trips each: medians ${pa_m}us; DomU $pa_b; Dom0 took $((pa_i1 - pa_i0)) events ($(awk -v n=$((pa_i1 - pa_i0)) -v t=$(($1 * PA_TRIPS)) 'BEGIN { printf "%.2f", n / t }') a round trip)"
 }
 
 # ------------------------------------------------------------------ 5

@@ -39,6 +39,17 @@
 #include "log.h"
 #include "sandbox.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define XD_LEAK_BUILD	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(leak_sanitizer)
+#define XD_LEAK_BUILD	1
+#endif
+#endif
+#ifdef XD_LEAK_BUILD
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #ifndef PR_CAP_AMBIENT
 #define PR_CAP_AMBIENT			47
 #define PR_CAP_AMBIENT_IS_SET		1
@@ -557,6 +568,14 @@ int xd_sandbox_enter(const struct xd_sandbox *sb, long domid)
 		       XD_NO_SECCOMP_ENV "=1: for debugging only)");
 		return 0;
 	}
+#ifdef XD_LEAK_BUILD
+	/*
+	 * LeakSanitizer stops the process with a traced clone that is no
+	 * thread, which the filter refuses: a sanitizer build's worker
+	 * checks for leaks now, while it may, and not at its exit.
+	 */
+	__lsan_do_leak_check();
+#endif
 	return xd_sandbox_seccomp();
 }
 

@@ -181,12 +181,13 @@ echo_spinning() { # PREFIX (of the RIG-PING lines: the guest type)
 	[ -n "$ep_took" ] && awk -v t="$ep_took" -v q="$EP_QUIET_S" 'BEGIN { exit !(t > q - 1) }' &&
 		say "RIG-PING: ${ep_pre}spinning: the DomU's ping took $ep_took s of Dom0's $EP_QUIET_S s quiet: not all of it was quiet"
 	cp "$W/domu.out" "$W/ep.xen"
-	domu_send 60 "sleep $EP_QUIET_S" && sleep "$EP_LEAD_S"
+	ep_q=0
+	domu_send 60 "sleep $EP_QUIET_S" && ep_q=1 && sleep "$EP_LEAD_S"
 	ep_t0=$(now_ds)
 	(cd / && XCUDA_SPIN_US=$EP_SPIN_US LD_LIBRARY_PATH=$OPT/lib timeout 300 \
 		xcudactl ping 2000) >"$W/ep.local" 2>&1
 	ep_t1=$(now_ds)
-	domu_wait
+	[ "$ep_q" = 0 ] || domu_wait
 	sed "s/^/RIG-PING: ${ep_pre}spinning: dom0 local: /" "$W/ep.local"
 	[ $((ep_t1 - ep_t0 + EP_LEAD_S * 10)) -lt $((EP_QUIET_S * 10 - 10)) ] ||
 		say "RIG-PING: ${ep_pre}spinning: Dom0's ping took $(((ep_t1 - ep_t0) / 10)) s of the DomU's $EP_QUIET_S s quiet: not all of it was quiet"

@@ -252,14 +252,15 @@ if [ "${XCUDA_RIG_HVM:-0}" = 1 ]; then
 	# An HVM guest's device model and firmware, where libxl looks for
 	# them: QEMU (about 35 MiB with its libraries, so only when the HVM
 	# pass is asked for), hvmloader, the SeaBIOS that libxl hands it,
-	# and the option ROM with which QEMU boots a kernel directly.
+	# the option ROM with which QEMU boots a kernel directly, and its keymap.
 	[ -x "$XENQEMU" ] || die "no $XENQEMU (qemu-system-xen; tests/xen/deps.sh)"
 	copy_elf "$R" "$XENQEMU"
 	install -D -m 0644 "/usr/lib/xen-$XENVER/boot/hvmloader" \
 		"$R/usr/lib/xen-$XENVER/boot/hvmloader"
 	install -D -m 0644 "$(readlink -f /usr/share/seabios/bios-256k.bin)" \
 		"$R/usr/share/seabios/bios-256k.bin"
-	for f in linuxboot_dma.bin linuxboot.bin; do
+	# (QEMU reads its keymap even with no display)
+	for f in linuxboot_dma.bin linuxboot.bin keymaps/en-us; do
 		install -D -m 0644 "$(readlink -f "/usr/share/qemu/$f")" "$R/usr/share/qemu/$f"
 	done
 	install -D -m 0644 "$HERE/xcuda-domU-hvm.cfg" "$R/etc/xen/xcuda-domU-hvm.cfg"

@@ -119,6 +119,16 @@ sc_connect() {
 	say "both ends Connected: $(states)"
 	xenstore-ls -fp "/local/domain/$DOMID/device/xcuda" | sed 's/^/RIG:   /'
 	xenstore-ls -fp "/local/domain/0/backend/xcuda/$DOMID" | sed 's/^/RIG:   /'
+	[ "$RIG_GUEST" = pv ] && return
+	# The pass's guest is of its type, as its kernel sees itself
+	# (/sys/hypervisor/guest_type: PV, PVH or HVM), and how its events
+	# come: the callback vector (HYP in /proc/interrupts) or, in an HVM
+	# guest without it, the platform PCI device's interrupt.
+	domu 30 "cat /sys/hypervisor/guest_type; grep -e HYP -e xen-platform -e xcuda /proc/interrupts; dmesg | grep -i -e 'xen hvm' -e 'platform pci' -e 'callback vector'"
+	sed 's/^/RIG:   domu: /' "$W/domu.out"
+	cn_t=$(head -n 1 "$W/domu.out")
+	[ "$cn_t" = "$(echo "$RIG_GUEST" | tr '[:lower:]' '[:upper:]')" ] ||
+		fail "the DomU is a '$cn_t' guest, not $RIG_GUEST"
 }
 
 # ------------------------------------------------------------------ 2

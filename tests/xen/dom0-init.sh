@@ -202,7 +202,7 @@ domu_create() {
 	# one slower still: hvmloader and SeaBIOS first, its devices
 	# emulated by QEMU in Dom0
 	dc_t=300
-	[ "$RIG_GUEST" != hvm ] || dc_t=${RIG_HVM_BOOT:-1200}
+	[ "$RIG_GUEST" != hvm ] || dc_t=1200
 	# (a DomU that crashed meanwhile ends the wait)
 	wait_for "$dc_t" '[ -n "$(xsr "$XT/ready")" ] || domu_dead_5s'
 	if [ -z "$(xsr "$XT/ready")" ]; then

@@ -21,7 +21,7 @@ need xenstore-utils test -x /usr/bin/xenstore
 # libxl's path, SeaBIOS, and QEMU's option ROM for a direct kernel boot.
 need qemu-system-xen test -x /usr/libexec/xen-qemu-system-i386
 need seabios test -e /usr/share/seabios/bios-256k.bin
-need qemu-system-data test -e /usr/share/qemu/linuxboot_dma.bin
+need qemu-system-data test -e /usr/share/qemu/linuxboot.bin
 need busybox-static sh -c 'busybox --list | grep -qx insmod'
 need cpio command -v cpio
 need kmod command -v modinfo

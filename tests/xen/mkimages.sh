@@ -260,7 +260,7 @@ if [ "${XCUDA_RIG_HVM:-0}" = 1 ]; then
 	install -D -m 0644 "$(readlink -f /usr/share/seabios/bios-256k.bin)" \
 		"$R/usr/share/seabios/bios-256k.bin"
 	# (QEMU reads its keymap even with no display)
-	for f in linuxboot_dma.bin linuxboot.bin keymaps/en-us; do
+	for f in linuxboot.bin keymaps/en-us; do
 		install -D -m 0644 "$(readlink -f "/usr/share/qemu/$f")" "$R/usr/share/qemu/$f"
 	done
 	install -D -m 0644 "$HERE/xcuda-domU-hvm.cfg" "$R/etc/xen/xcuda-domU-hvm.cfg"

@@ -363,6 +363,11 @@ scenario() {
 		echo "RIG-RESULT: PASS $sc_name (${sc_s}s)"
 		PASSED=$((PASSED + 1))
 	else
+		# a DomU that crashed under the emulation explains a failure
+		# that looks like xcuda's (the serial log has Xen's dump)
+		if [ -n "$DOMID" ] && domu_dead; then
+			SC_WHY="$SC_WHY (the DomU is not running: crashed or gone)"
+		fi
 		echo "RIG-RESULT: FAIL $sc_name: $SC_WHY"
 		FAILED=$((FAILED + 1))
 	fi

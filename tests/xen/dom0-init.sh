@@ -429,7 +429,8 @@ fi
 # /etc/xen/xcuda-domU-TYPE.cfg, and scenarios 1 to 10 in it.  Whatever
 # the pass before left unloaded or stopped is brought back first.
 guest_pass() {
-	say "=== the $1 pass"
+	gp_T=$(echo "$1" | tr '[:lower:]' '[:upper:]')
+	say "=== the $gp_T pass"
 	pp_t0=$(now_ds)
 	if [ -n "$DOMID" ]; then
 		run timeout 60 xl destroy "$DOMID"
@@ -449,7 +450,7 @@ guest_pass() {
 	DOMU_CFG=/etc/xen/xcuda-domU-$1.cfg
 	DOMU_NAME=xcuda-domU-$1
 	if ! domu_create "$DOMU_NAME"; then
-		echo "RIG-RESULT: FAIL $1:boot: the $1 DomU did not come up"
+		echo "RIG-RESULT: FAIL $1:boot: the $gp_T DomU did not come up"
 		FAILED=$((FAILED + 1))
 		return
 	fi
@@ -457,7 +458,7 @@ guest_pass() {
 	run_guest_scenarios
 	pp_t2=$(now_ds)
 	# what the pass adds to the run
-	echo "RIG-TIME: $1 pass $(((pp_t2 - pp_t0 + 5) / 10))s: DomU before gone and $1 DomU up $(((pp_t1 - pp_t0 + 5) / 10))s, scenarios $(((pp_t2 - pp_t1 + 5) / 10))s"
+	echo "RIG-TIME: $1 pass $(((pp_t2 - pp_t0 + 5) / 10))s: DomU before gone and $gp_T DomU up $(((pp_t1 - pp_t0 + 5) / 10))s, scenarios $(((pp_t2 - pp_t1 + 5) / 10))s"
 }
 
 # On a GPU host's rig the programs run on a GPU: memcpy_sizes pins 256 MiB.

@@ -250,7 +250,7 @@ install -D -m 0644 "$HERE/xcuda-domU.cfg" "$R/etc/xen/xcuda-domU.cfg"
 install -D -m 0644 "$HERE/xcuda-domU-pvh.cfg" "$R/etc/xen/xcuda-domU-pvh.cfg"
 if [ "${XCUDA_RIG_HVM:-0}" = 1 ]; then
 	# An HVM guest's device model and firmware, where libxl looks for
-	# them: QEMU (about 35 MiB with its libraries, so only when the HVM
+	# them: QEMU (about 25 MiB with its libraries, so only when the HVM
 	# pass is asked for), hvmloader, the SeaBIOS that libxl hands it,
 	# the option ROM with which QEMU boots a kernel directly, and its keymap.
 	[ -x "$XENQEMU" ] || die "no $XENQEMU (qemu-system-xen; tests/xen/deps.sh)"

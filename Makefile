@@ -484,7 +484,8 @@ check-xen-pvh: deps deps-xen
 
 # The rig's HVM pass, which make check leaves out and which is run before
 # each release (tests/xen/README.md, "The HVM pass"): an HVM DomU with PV
-# drivers and QEMU as its device model in Dom0, slow under the emulation.
+# drivers and QEMU as its device model in Dom0, which QEMU's emulated SVM
+# crashes as it does the PVH one.
 check-xen-hvm: deps deps-xen
 	$(MAKE) all
 	XCUDA_RIG_HVM=1 XCUDA_RIG_PVH=0 tests/xen/run.sh $(B) connect hvm

@@ -100,9 +100,12 @@ if command -v qemu-system-x86_64 >/dev/null && [ -e /boot/xen-4.17-amd64.gz ]; t
 	# The PVH pass only where asked (XCUDA_RIG_PVH=1, make check-xen-pvh):
 	# QEMU's emulated SVM crashes the PVH DomU in most passes
 	# (tests/xen/README.md, "The PVH pass").
-	SUITE_TIMEOUT=3600 run_suite xen-rig env XCUDA_RIG_PVH="${XCUDA_RIG_PVH:-0}" \
+	SUITE_TIMEOUT=3600 run_suite xen-rig env XCUDA_RIG_PVH="${XCUDA_RIG_PVH:-0}" XCUDA_RIG_HVM=0 \
 		tests/xen/run.sh "$B"
 	[ "${XCUDA_RIG_PVH:-0}" = 0 ] && skip_suite xen-rig-pvh "QEMU 7.2's emulated SVM triple-faults the PVH DomU in 3 of 4 passes, below xcuda (tests/xen/README.md); make check-xen-pvh runs it"
+	# The HVM pass never here (make check-xen-hvm, before each release):
+	# the same emulated SVM crashes the HVM DomU too.
+	skip_suite xen-rig-hvm "QEMU 7.2's emulated SVM crashes the HVM DomU as it does the PVH one (tests/xen/README.md, \"The HVM pass\"); make check-xen-hvm runs it before each release"
 	# the rig for a GPU host, packed and checked (it boots there only)
 	run_suite rig-pack tests/xen/pack-test.sh "$B"
 else

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # Installs what the kernel modules and the Xen rig (tests/xen/run.sh)
-# need on Debian 12: kernel headers and source (checkpatch), QEMU, Xen.
+# need on Debian 12: kernel headers and source (checkpatch), QEMU, Xen
+# (and Xen's QEMU, the device model of the rig's HVM guest).
 # Idempotent: apt runs only when something is missing.
 set -euo pipefail
 
@@ -16,6 +17,11 @@ need qemu-system-x86 command -v qemu-system-x86_64
 need xen-hypervisor-4.17-amd64 test -e /boot/xen-4.17-amd64.gz
 need xen-utils-4.17 test -x /usr/lib/xen-4.17/bin/xl
 need xenstore-utils test -x /usr/bin/xenstore
+# The HVM pass's device model and firmware (XCUDA_RIG_HVM=1): QEMU at
+# libxl's path, SeaBIOS, and QEMU's option ROM for a direct kernel boot.
+need qemu-system-xen test -x /usr/libexec/xen-qemu-system-i386
+need seabios test -e /usr/share/seabios/bios-256k.bin
+need qemu-system-data test -e /usr/share/qemu/linuxboot.bin
 need busybox-static sh -c 'busybox --list | grep -qx insmod'
 need cpio command -v cpio
 need kmod command -v modinfo

@@ -157,19 +157,35 @@ XT=
 SEQ=0
 RELAY=
 
-# The guest type of this pass: pv, then pvh (pvh_pass), each with its
-# configuration and the name of its first DomU (sc_destroy makes NAME2).
+# The guest type of this pass: pv, then pvh and hvm (guest_pass), each
+# with its configuration and the name of its first DomU (sc_destroy
+# makes NAME2).
 RIG_GUEST=pv
 DOMU_CFG=/etc/xen/xcuda-domU.cfg
 DOMU_NAME=xcuda-domU
+# An HVM DomU's emulated serial port (its xl config says where) and its
+# device model's log, relayed too.
+HVM_SERIAL=/var/log/xen/hvm-serial.log
+SRELAY=
 
 # domu_create NAME [KEY=VALUE...]: xcuda-xl create, then wait for the agent.
 domu_create() {
 	DNAME=$1
 	shift
 	CLOG=/var/log/xen/console/guest-$DNAME.log
-	if ! run timeout 240 xcuda-xl create "$DOMU_CFG" \
-		"name=\"$DNAME\"" "$@"; then
+	dc_ok=1
+	dc_t0=$(now_ds)
+	run timeout 240 xcuda-xl create "$DOMU_CFG" "name=\"$DNAME\"" "$@" || dc_ok=0
+	[ -z "$SRELAY" ] || kill "$SRELAY" 2>/dev/null
+	SRELAY=
+	if [ "$RIG_GUEST" = hvm ]; then
+		# what the device model said, then the guest's serial port
+		# from here on
+		sed "s/^/QEMU-DM| /" "/var/log/xen/qemu-dm-$DNAME.log" 2>/dev/null
+		tail -n +1 -f "$HVM_SERIAL" 2>/dev/null | sed "s/^/DOMU-SERIAL| /" &
+		SRELAY=$!
+	fi
+	if [ "$dc_ok" = 0 ]; then
 		DOMID=
 		return 1
 	fi
@@ -182,12 +198,18 @@ domu_create() {
 	# it flushes per line on its own)
 	tail -n +1 -f "$CLOG" 2>/dev/null | sed "s/^/DOMU| /" &
 	RELAY=$!
-	# a PVH kernel boots slower under the rig's emulation
-	if ! wait_for 300 '[ -n "$(xsr "$XT/ready")" ]'; then
-		say "the DomU agent did not start"
+	# a PVH kernel boots slower under the rig's emulation, and an HVM
+	# one slower still: hvmloader and SeaBIOS first, its devices
+	# emulated by QEMU in Dom0
+	dc_t=300
+	[ "$RIG_GUEST" != hvm ] || dc_t=1200
+	# (a DomU that crashed meanwhile ends the wait)
+	wait_for "$dc_t" '[ -n "$(xsr "$XT/ready")" ] || domu_dead_5s'
+	if [ -z "$(xsr "$XT/ready")" ]; then
+		say "the DomU agent did not start ($(xl list "$DOMID" 2>&1 | tail -n 1))"
 		return 1
 	fi
-	say "DomU agent ready ($RIG_GUEST)"
+	say "DomU agent ready ($RIG_GUEST), $((($(now_ds) - dc_t0 + 5) / 10))s after xcuda-xl create began"
 }
 
 # domu SECONDS CMD: runs CMD (sh -c) in the DomU, SECONDS at most.  Sets
@@ -304,14 +326,14 @@ kernel_trouble() {
 }
 
 # rig_wants GUEST: whether RIG_ONLY picks any scenario of that pass
-# ("pvh", "pvh:NAME" or "pvh:NUMBER" for the PVH pass, anything else
-# for the PV one).
+# ("pvh", "pvh:NAME" or "pvh:NUMBER" for the PVH pass, "hvm" and so on
+# for the HVM one, anything else for the PV one).
 rig_wants() {
 	[ -n "$RIG_ONLY" ] || return 0
 	for rw_o in $RIG_ONLY; do
 		case $1/$rw_o in
-		pvh/pvh | pvh/pvh:*) return 0 ;;
-		pv/pvh | pv/pvh:*) ;;
+		pvh/pvh | pvh/pvh:* | hvm/hvm | hvm/hvm:*) return 0 ;;
+		pv/pvh | pv/pvh:* | pv/hvm | pv/hvm:*) ;;
 		pv/*) return 0 ;;
 		esac
 	done
@@ -319,7 +341,8 @@ rig_wants() {
 }
 
 # scenario NUMBER NAME FUNCTION: in the PVH pass the result is named
-# "pvh:NAME", and RIG_ONLY picks it as "pvh", "pvh:NAME" or "pvh:NUMBER".
+# "pvh:NAME", and RIG_ONLY picks it as "pvh", "pvh:NAME" or "pvh:NUMBER"
+# (in the HVM pass "hvm:NAME", and so on).
 scenario() {
 	sc_name=$2
 	[ "$RIG_GUEST" = pv ] || sc_name=$RIG_GUEST:$2
@@ -350,6 +373,11 @@ scenario() {
 		echo "RIG-RESULT: PASS $sc_name (${sc_s}s)"
 		PASSED=$((PASSED + 1))
 	else
+		# a DomU that crashed under the emulation explains a failure
+		# that looks like xcuda's (the serial log has Xen's dump)
+		if [ -n "$DOMID" ] && domu_dead; then
+			SC_WHY="$SC_WHY (the DomU is not running: crashed or gone)"
+		fi
 		echo "RIG-RESULT: FAIL $sc_name: $SC_WHY"
 		FAILED=$((FAILED + 1))
 	fi
@@ -406,11 +434,13 @@ fi
 . /lib/xcuda-rig/scenarios.sh
 
 
-# pvh_pass: the PV DomU (if any) destroyed and its nodes gone, the PVH
-# one made, and its scenarios.  Whatever the PV pass left unloaded or
-# stopped is brought back first.
-pvh_pass() {
-	say "=== the PVH pass"
+# guest_pass TYPE: the DomU of the pass before (if any) destroyed and
+# its nodes gone, one of TYPE (pvh or hvm) made from
+# /etc/xen/xcuda-domU-TYPE.cfg, and scenarios 1 to 10 in it.  Whatever
+# the pass before left unloaded or stopped is brought back first.
+guest_pass() {
+	gp_T=$(echo "$1" | tr '[:lower:]' '[:upper:]')
+	say "=== the $gp_T pass"
 	pp_t0=$(now_ds)
 	if [ -n "$DOMID" ]; then
 		run timeout 60 xl destroy "$DOMID"
@@ -426,19 +456,19 @@ pvh_pass() {
 		BACK_RC=$?
 	fi
 	xcudad_alive || xcudad_start
-	RIG_GUEST=pvh
-	DOMU_CFG=/etc/xen/xcuda-domU-pvh.cfg
-	DOMU_NAME=xcuda-domU-pvh
+	RIG_GUEST=$1
+	DOMU_CFG=/etc/xen/xcuda-domU-$1.cfg
+	DOMU_NAME=xcuda-domU-$1
 	if ! domu_create "$DOMU_NAME"; then
-		echo "RIG-RESULT: FAIL pvh:boot: the PVH DomU did not come up"
+		echo "RIG-RESULT: FAIL $1:boot: the $gp_T DomU did not come up"
 		FAILED=$((FAILED + 1))
 		return
 	fi
 	pp_t1=$(now_ds)
-	run_pvh_scenarios
+	run_guest_scenarios
 	pp_t2=$(now_ds)
 	# what the pass adds to the run
-	echo "RIG-TIME: pvh pass $(((pp_t2 - pp_t0 + 5) / 10))s: PV DomU gone and PVH DomU up $(((pp_t1 - pp_t0 + 5) / 10))s, scenarios $(((pp_t2 - pp_t1 + 5) / 10))s"
+	echo "RIG-TIME: $1 pass $(((pp_t2 - pp_t0 + 5) / 10))s: DomU before gone and $gp_T DomU up $(((pp_t1 - pp_t0 + 5) / 10))s, scenarios $(((pp_t2 - pp_t1 + 5) / 10))s"
 }
 
 # On a GPU host's rig the programs run on a GPU: memcpy_sizes pins 256 MiB.
@@ -458,7 +488,10 @@ if [ "$RIG_MODE" != test ] || rig_wants pv; then
 	fi
 fi
 if [ "$RIG_MODE" = test ] && [ "${RIG_PVH:-1}" = 1 ] && rig_wants pvh; then
-	pvh_pass
+	guest_pass pvh
+fi
+if [ "$RIG_MODE" = test ] && [ "${RIG_HVM:-0}" = 1 ] && rig_wants hvm; then
+	guest_pass hvm
 fi
 
 # leave nothing running: the DomU, its nodes

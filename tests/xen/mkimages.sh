@@ -16,7 +16,9 @@
 # Environment: KVER (default: the newest *-amd64 in /lib/modules),
 # RIG_MODE (test or demo), RIG_ONLY (scenarios to run, by name or number,
 # e.g. "1 echo"; "pvh", "pvh:NAME", "pvh:NUMBER" for the PVH pass's;
-# default all), XCUDA_RIG_PVH (0: no PVH pass), CUDA_HOME.
+# default all; "hvm", "hvm:NAME" likewise), XCUDA_RIG_PVH (0: no PVH
+# pass), XCUDA_RIG_HVM (1: an HVM pass too, with its device model in
+# Dom0), CUDA_HOME.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +28,8 @@ B=$(cd "$1" && pwd)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 XENVER=4.17
 XENBIN=/usr/lib/xen-$XENVER/bin
+# libxl's path for the qemu-xen device model (Debian's qemu-system-xen)
+XENQEMU=/usr/libexec/xen-qemu-system-i386
 # Never the running kernel: the rig boots Debian's, whatever the host runs.
 KVER=${KVER:-$(find /lib/modules -mindepth 1 -maxdepth 1 -name '*-amd64' \
 	-printf '%f\n' | sort -V | tail -n 1)}
@@ -244,6 +248,23 @@ done
 install -D -m 0644 /etc/xen/xl.conf "$R/etc/xen/xl.conf"
 install -D -m 0644 "$HERE/xcuda-domU.cfg" "$R/etc/xen/xcuda-domU.cfg"
 install -D -m 0644 "$HERE/xcuda-domU-pvh.cfg" "$R/etc/xen/xcuda-domU-pvh.cfg"
+if [ "${XCUDA_RIG_HVM:-0}" = 1 ]; then
+	# An HVM guest's device model and firmware, where libxl looks for
+	# them: QEMU (about 25 MiB with its libraries, so only when the HVM
+	# pass is asked for), hvmloader, the SeaBIOS that libxl hands it,
+	# the option ROM with which QEMU boots a kernel directly, and its keymap.
+	[ -x "$XENQEMU" ] || die "no $XENQEMU (qemu-system-xen; tests/xen/deps.sh)"
+	copy_elf "$R" "$XENQEMU"
+	install -D -m 0644 "/usr/lib/xen-$XENVER/boot/hvmloader" \
+		"$R/usr/lib/xen-$XENVER/boot/hvmloader"
+	install -D -m 0644 "$(readlink -f /usr/share/seabios/bios-256k.bin)" \
+		"$R/usr/share/seabios/bios-256k.bin"
+	# (QEMU reads its keymap even with no display)
+	for f in linuxboot.bin keymaps/en-us; do
+		install -D -m 0644 "$(readlink -f "/usr/share/qemu/$f")" "$R/usr/share/qemu/$f"
+	done
+	install -D -m 0644 "$HERE/xcuda-domU-hvm.cfg" "$R/etc/xen/xcuda-domU-hvm.cfg"
+fi
 install -D -m 0644 "$OUT/vmlinuz" "$R/boot/domU/vmlinuz"
 install -D -m 0644 "$OUT/domU.cpio.gz" "$R/boot/domU/initrd.img"
 install -m 0755 "$TOP/xenstore/xcuda-xl" "$R/usr/sbin/xcuda-xl"
@@ -293,6 +314,7 @@ KVER=$KVER
 RIG_MODE=$RIG_MODE
 RIG_ONLY="${RIG_ONLY:-}"
 RIG_PVH=${XCUDA_RIG_PVH:-1}
+RIG_HVM=${XCUDA_RIG_HVM:-0}
 GPU_UPSTREAM=$GPU_UPSTREAM
 GPU_REFS=$GPU_REFS
 HAVE_BACK=$(have "$BACK_KO")

@@ -61,13 +61,14 @@ rig_boot() {
 
 # rig_verdict SERIAL_CLEAN TIMEOUT FAILED_BEFORE EXPECTED...: a line per
 # scenario that has no PASS, the log's tail if any failed, a line
-# "RIG pv: N passed, N failed" per guest type when a PVH pass was run or
-# expected (results named "pvh:NAME"), and last "N passed, N failed".
+# "RIG pv: N passed, N failed" per guest type when a PVH or HVM pass was
+# run or expected (results named "pvh:NAME", "hvm:NAME"), and last "N
+# passed, N failed".
 # Returns 0 only if every expected scenario passed.
 rig_verdict() {
 	local clean=$1 timeout=$2 fail=$3 pass=0 r s t why_early results
-	local -A tp=([pv]=0 [pvh]=0) tf=([pv]=$3 [pvh]=0)
-	local types=pv
+	local -A tp=([pv]=0 [pvh]=0 [hvm]=0) tf=([pv]=$3 [pvh]=0 [hvm]=0)
+	local -A seen=([pv]=1)
 	shift 3
 	mapfile -t results < <(sed -n 's/.*RIG-RESULT: //p' "$clean")
 	why_early="the boot ended early"
@@ -76,7 +77,8 @@ rig_verdict() {
 	esac
 	for r in ${results[@]+"${results[@]}"}; do
 		t=pv
-		case $r in *" pvh:"*) t=pvh types="pv pvh" ;; esac
+		case $r in *" pvh:"*) t=pvh ;; *" hvm:"*) t=hvm ;; esac
+		seen[$t]=1
 		case $r in
 		"PASS "*) pass=$((pass + 1)) tp[$t]=$((tp[$t] + 1)) ;;
 		*) fail=$((fail + 1)) tf[$t]=$((tf[$t] + 1)) ;;
@@ -84,7 +86,8 @@ rig_verdict() {
 	done
 	for s; do
 		t=pv
-		case $s in pvh:*) t=pvh types="pv pvh" ;; esac
+		case $s in pvh:*) t=pvh ;; hvm:*) t=hvm ;; esac
+		seen[$t]=1
 		if ! printf '%s\n' ${results[@]+"${results[@]}"} |
 			grep -qE "^(PASS|FAIL) ${s}[ :]"; then
 			echo "FAIL $s: no result ($why_early)"
@@ -96,9 +99,10 @@ rig_verdict() {
 		echo "== the last lines of the serial log:"
 		tail -n 60 "$clean" | sed 's/^/    /'
 	fi
-	if [ "$types" != pv ]; then
-		for t in $types; do
-			echo "RIG $t: ${tp[$t]} passed, ${tf[$t]} failed"
+	if [ "${#seen[@]}" -gt 1 ]; then
+		for t in pv pvh hvm; do
+			[ -z "${seen[$t]:-}" ] ||
+				echo "RIG $t: ${tp[$t]} passed, ${tf[$t]} failed"
 		done
 	fi
 	echo "$pass passed, $fail failed"

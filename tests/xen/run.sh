@@ -17,7 +17,8 @@
 #   SCENARIO   run only these (names or numbers; default all): the PV
 #              DomU's first, then, in a PVH DomU, scenarios 1 to 10
 #              again (SCENARIOS_PVH), named "pvh:NAME" ("pvh" alone:
-#              all of them; "pv": all of the PV pass's).
+#              all of them; "pv": all of the PV pass's); with
+#              XCUDA_RIG_HVM=1, then in an HVM DomU too, "hvm:NAME".
 #   --pack     build the images of the rig for a GPU host instead, whose
 #              Dom0 relays the DomU's sessions to that host's xcudad,
 #              and pack them with QEMU into FILE for gpu-rig.sh (the GPU
@@ -32,7 +33,8 @@
 #
 # Needs what tests/xen/deps.sh installs.  Environment: KVER (default:
 # the newest *-amd64 in /lib/modules), XCUDA_RIG_TIMEOUT (seconds for the
-# boot, default 2400), XCUDA_RIG_PVH (0: no PVH pass), XCUDA_RIG_TCG
+# boot, default 2400), XCUDA_RIG_PVH (0: no PVH pass), XCUDA_RIG_HVM (1:
+# an HVM pass after it; its device model goes into Dom0), XCUDA_RIG_TCG
 # (multi or single: QEMU's TCG threading), CUDA_HOME, NVCC.
 set -uo pipefail
 
@@ -179,10 +181,8 @@ if [ "$MODE" = demo ]; then
 	expected=(demo)
 else
 	read -r -a pv < <(sed -n 's/^SCENARIOS="\(.*\)"$/\1/p' "$HERE/scenarios.sh")
-	read -r -a pvh < <(sed -n 's/^SCENARIOS_PVH="\(.*\)"$/\1/p' "$HERE/scenarios.sh")
 	expected=()
-	# a PV scenario by name, number or "pv"; a PVH one by "pvh",
-	# "pvh:NAME" or "pvh:NUMBER" (its number in the PV pass)
+	# a PV scenario by name, number or "pv"
 	i=0
 	for s in "${pv[@]}"; do
 		i=$((i + 1))
@@ -192,19 +192,26 @@ else
 		done
 		[ "$want" = 0 ] || expected+=("$s")
 	done
-	# XCUDA_RIG_PVH=0: no PVH pass (mkimages.sh tells Dom0)
-	[ "${XCUDA_RIG_PVH:-1}" = 0 ] && pvh=()
-	for s in ${pvh[@]+"${pvh[@]}"}; do
-		i=0
-		for p in "${pv[@]}"; do
-			i=$((i + 1))
-			[ "$p" = "$s" ] && break
+	# a PVH one by "pvh", "pvh:NAME" or "pvh:NUMBER" (its number in the
+	# PV pass), an HVM one likewise; XCUDA_RIG_PVH=0: no PVH pass,
+	# XCUDA_RIG_HVM=1: an HVM pass (mkimages.sh tells Dom0)
+	for t in pvh hvm; do
+		T=${t^^}
+		read -r -a other < <(sed -n "s/^SCENARIOS_$T=\"\(.*\)\"\$/\1/p" "$HERE/scenarios.sh")
+		[ "$t" = pvh ] && [ "${XCUDA_RIG_PVH:-1}" = 0 ] && other=()
+		[ "$t" = hvm ] && [ "${XCUDA_RIG_HVM:-0}" != 1 ] && other=()
+		for s in ${other[@]+"${other[@]}"}; do
+			i=0
+			for p in "${pv[@]}"; do
+				i=$((i + 1))
+				[ "$p" = "$s" ] && break
+			done
+			want=$((${#ONLY[@]} == 0))
+			for o in ${ONLY[@]+"${ONLY[@]}"}; do
+				case $o in "$t" | "$t:$s" | "$t:$i") want=1 ;; esac
+			done
+			[ "$want" = 0 ] || expected+=("$t:$s")
 		done
-		want=$((${#ONLY[@]} == 0))
-		for o in ${ONLY[@]+"${ONLY[@]}"}; do
-			case $o in pvh | "pvh:$s" | "pvh:$i") want=1 ;; esac
-		done
-		[ "$want" = 0 ] || expected+=("pvh:$s")
 	done
 fi
 

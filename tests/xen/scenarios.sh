@@ -8,13 +8,17 @@
 # (xcudad's worker count), wait_for, fail, need, states.  run.sh reads
 # the SCENARIOS line to know which results to expect, and the
 # SCENARIOS_PVH line for the second pass, in a PVH DomU, whose results
-# are named "pvh:NAME" (they are scenarios 1 to 10 of the first pass);
-# gpu-rig.sh reads the SCENARIOS_GPU line.
+# are named "pvh:NAME" (they are scenarios 1 to 10 of the first pass),
+# and the SCENARIOS_HVM line for the HVM pass that XCUDA_RIG_HVM=1 adds
+# ("hvm:NAME", the same scenarios); gpu-rig.sh reads the SCENARIOS_GPU
+# line.
 
 # shellcheck disable=SC2034 # read by run.sh
 SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug pingpong corrupt-ring upstream grant-linger event-flood bad-backend"
 # shellcheck disable=SC2034 # read by run.sh
 SCENARIOS_PVH="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug"
+# shellcheck disable=SC2034 # read by run.sh
+SCENARIOS_HVM="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug"
 # shellcheck disable=SC2034 # read by gpu-rig.sh
 SCENARIOS_GPU="connect cuda-compare measure never-ending"
 
@@ -115,6 +119,16 @@ sc_connect() {
 	say "both ends Connected: $(states)"
 	xenstore-ls -fp "/local/domain/$DOMID/device/xcuda" | sed 's/^/RIG:   /'
 	xenstore-ls -fp "/local/domain/0/backend/xcuda/$DOMID" | sed 's/^/RIG:   /'
+	[ "$RIG_GUEST" = pv ] && return
+	# The pass's guest is of its type, as its kernel sees itself
+	# (/sys/hypervisor/guest_type: PV, PVH or HVM), and how its events
+	# come: the callback vector (HYP in /proc/interrupts) or, in an HVM
+	# guest without it, the platform PCI device's interrupt.
+	domu 30 "cat /sys/hypervisor/guest_type; grep -e HYP -e xen-platform -e xcuda /proc/interrupts; dmesg | grep -i -e 'xen hvm' -e 'platform pci' -e 'callback vector'"
+	sed 's/^/RIG:   domu: /' "$W/domu.out"
+	cn_t=$(head -n 1 "$W/domu.out")
+	[ "$cn_t" = "$(echo "$RIG_GUEST" | tr '[:lower:]' '[:upper:]')" ] ||
+		fail "the DomU is a '$cn_t' guest, not $RIG_GUEST"
 }
 
 # ------------------------------------------------------------------ 2
@@ -1295,7 +1309,12 @@ run_gpu_scenarios() {
 	scenario 4 never-ending sc_never_ending
 }
 
-# Scenarios 1 to 10, which every guest type runs (SCENARIOS_PVH).
+# Scenarios 1 to 10, which every guest type runs (SCENARIOS_PVH, and
+# SCENARIOS_HVM alike): dom0-init.sh's guest_pass runs them with
+# RIG_GUEST=pvh or hvm, results named "pvh:NAME" or "hvm:NAME".  What
+# they check holds for an auto-translated guest too; its frontend maps
+# the arena and data rings into its own page frames, and its events
+# come on the HVM callback vector.
 run_guest_scenarios() {
 	scenario 1 connect sc_connect
 	scenario 2 echo sc_echo
@@ -1317,15 +1336,6 @@ run_scenarios() {
 	scenario 14 grant-linger sc_grant_linger
 	scenario 15 event-flood sc_event_flood
 	scenario 16 bad-backend sc_bad_backend
-}
-
-# The second pass, in a PVH DomU (dom0-init.sh sets RIG_GUEST=pvh): the
-# same functions, results named "pvh:NAME".  What they check holds for an
-# auto-translated guest too; its frontend maps the arena and data rings
-# into its own page frames, and its events come on the HVM callback
-# vector.
-run_pvh_scenarios() {
-	run_guest_scenarios
 }
 
 # ------------------------------------------------------------------ demo

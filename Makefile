@@ -18,7 +18,8 @@
 #   make demo       the main job: a CUDA sample through xcudad, then from a
 #                   DomU through the Xen split driver (make demo-xen alone)
 #
-# SANITIZE=1 builds user space with ASan and UBSan.
+# SANITIZE=1 builds user space with ASan and UBSan, SANITIZE=thread with
+# ThreadSanitizer (each in a build directory of its own: B=...).
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
@@ -37,6 +38,13 @@ ifeq ($(SANITIZE),1)
 CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	     -fno-sanitize-recover=undefined
 LDFLAGS   += -fsanitize=address,undefined
+endif
+# SANITIZE=thread builds user space with ThreadSanitizer.  It cannot
+# model a bare fence (the rings' xen_rmb/xen_wmb) and GCC warns at each:
+# where a fence alone orders a slot's bytes, a report may be TSan's own.
+ifeq ($(SANITIZE),thread)
+CFLAGS    += -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
+LDFLAGS   += -fsanitize=thread
 endif
 # Debian's python3 with its python3-clang, whatever python3 comes first.
 PYTHON    ?= /usr/bin/python3

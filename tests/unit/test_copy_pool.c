@@ -3,10 +3,11 @@
  * xc_par_memcpy (guest-lib/copy_pool.c): every byte lands where memcpy
  * would put it and nowhere else, whatever the size and alignment, from
  * several threads at once and in a child after fork; and the helpers
- * really run (they show up as threads of the process).
+ * really run (they show up as threads of the process, named xcuda-copy).
  */
 #include <dirent.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -18,16 +19,34 @@
 #define GUARD 4096
 #define THREADS 4
 
+/*
+ * The pool's helpers ("xcuda-copy") alive in this process: a sanitizer's
+ * own threads do not count.
+ */
 static int count_threads(void)
 {
 	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
+	char path[300], comm[32];
 	int n = 0;
 
 	if (!d)
 		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
+	while ((e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) &&
+		    !strcmp(comm, "xcuda-copy\n"))
+			n++;
+		fclose(f);
+	}
 	closedir(d);
 	return n;
 }

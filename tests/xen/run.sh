@@ -16,7 +16,7 @@
 #              show each hop it took, then end.
 #   SCENARIO   run only these (names or numbers; default all): the PV
 #              DomU's first, then, in a PVH DomU, scenarios 1 to 10
-#              again (SCENARIOS_PVH), named "pvh:NAME" ("pvh" alone:
+#              again (SCENARIOS_GUEST), named "pvh:NAME" ("pvh" alone:
 #              all of them; "pv": all of the PV pass's); with
 #              XCUDA_RIG_HVM=1, then in an HVM DomU too, "hvm:NAME".
 #   --pack     build the images of the rig for a GPU host instead, whose
@@ -195,9 +195,9 @@ else
 	# a PVH one by "pvh", "pvh:NAME" or "pvh:NUMBER" (its number in the
 	# PV pass), an HVM one likewise; XCUDA_RIG_PVH=0: no PVH pass,
 	# XCUDA_RIG_HVM=1: an HVM pass (mkimages.sh tells Dom0)
+	read -r -a guest < <(sed -n 's/^SCENARIOS_GUEST="\(.*\)"$/\1/p' "$HERE/scenarios.sh")
 	for t in pvh hvm; do
-		T=${t^^}
-		read -r -a other < <(sed -n "s/^SCENARIOS_$T=\"\(.*\)\"\$/\1/p" "$HERE/scenarios.sh")
+		other=("${guest[@]}")
 		[ "$t" = pvh ] && [ "${XCUDA_RIG_PVH:-1}" = 0 ] && other=()
 		[ "$t" = hvm ] && [ "${XCUDA_RIG_HVM:-0}" != 1 ] && other=()
 		for s in ${other[@]+"${other[@]}"}; do

@@ -7,18 +7,15 @@
 # whose helpers they use: domu (run a command in the DomU), workers
 # (xcudad's worker count), wait_for, fail, need, states.  run.sh reads
 # the SCENARIOS line to know which results to expect, and the
-# SCENARIOS_PVH line for the second pass, in a PVH DomU, whose results
-# are named "pvh:NAME" (they are scenarios 1 to 10 of the first pass),
-# and the SCENARIOS_HVM line for the HVM pass that XCUDA_RIG_HVM=1 adds
-# ("hvm:NAME", the same scenarios); gpu-rig.sh reads the SCENARIOS_GPU
-# line.
+# SCENARIOS_GUEST line for the passes in other guest types: a PVH DomU,
+# whose results are named "pvh:NAME" (they are scenarios 1 to 10 of the
+# first pass), and the HVM DomU that XCUDA_RIG_HVM=1 adds ("hvm:NAME");
+# gpu-rig.sh reads the SCENARIOS_GPU line.
 
 # shellcheck disable=SC2034 # read by run.sh
 SCENARIOS="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug pingpong corrupt-ring upstream grant-linger event-flood bad-backend"
 # shellcheck disable=SC2034 # read by run.sh
-SCENARIOS_PVH="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug"
-# shellcheck disable=SC2034 # read by run.sh
-SCENARIOS_HVM="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug"
+SCENARIOS_GUEST="connect echo cuda-compare parallel kill-client kill-daemon reload hostile destroy hotplug"
 # shellcheck disable=SC2034 # read by gpu-rig.sh
 SCENARIOS_GPU="connect cuda-compare measure never-ending"
 
@@ -1309,8 +1306,8 @@ run_gpu_scenarios() {
 	scenario 4 never-ending sc_never_ending
 }
 
-# Scenarios 1 to 10, which every guest type runs (SCENARIOS_PVH, and
-# SCENARIOS_HVM alike): dom0-init.sh's guest_pass runs them with
+# Scenarios 1 to 10, which every guest type runs (SCENARIOS_GUEST):
+# dom0-init.sh's guest_pass runs them with
 # RIG_GUEST=pvh or hvm, results named "pvh:NAME" or "hvm:NAME".  What
 # they check holds for an auto-translated guest too; its frontend maps
 # the arena and data rings into its own page frames, and its events

@@ -41,6 +41,8 @@ now_ds() {
 }
 up() { cut -d' ' -f1 /proc/uptime; }
 say() { echo "RIG: [dom0 $(up)s] $*"; }
+# upper WORD: WORD in capitals (a guest type as its kernel names it).
+upper() { echo "$1" | tr '[:lower:]' '[:upper:]'; }
 run() {
 	say "+ $*"
 	"$@"
@@ -439,7 +441,7 @@ fi
 # /etc/xen/xcuda-domU-TYPE.cfg, and scenarios 1 to 10 in it.  Whatever
 # the pass before left unloaded or stopped is brought back first.
 guest_pass() {
-	gp_T=$(echo "$1" | tr '[:lower:]' '[:upper:]')
+	gp_T=$(upper "$1")
 	say "=== the $gp_T pass"
 	pp_t0=$(now_ds)
 	if [ -n "$DOMID" ]; then

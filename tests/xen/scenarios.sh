@@ -124,7 +124,7 @@ sc_connect() {
 	domu 30 "cat /sys/hypervisor/guest_type; grep -e HYP -e xen-platform -e xcuda /proc/interrupts; dmesg | grep -i -e 'xen hvm' -e 'platform pci' -e 'callback vector'"
 	sed 's/^/RIG:   domu: /' "$W/domu.out"
 	cn_t=$(head -n 1 "$W/domu.out")
-	[ "$cn_t" = "$(echo "$RIG_GUEST" | tr '[:lower:]' '[:upper:]')" ] ||
+	[ "$cn_t" = "$(upper "$RIG_GUEST")" ] ||
 		fail "the DomU is a '$cn_t' guest, not $RIG_GUEST"
 }
 
